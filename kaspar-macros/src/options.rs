@@ -1,0 +1,144 @@
+//! `#[actor(...)]` on the struct: parse the options, implement
+//! `ActorConfig` (and `ExclusiveActor` unless `reentrant`).
+//!
+//! Options:
+//! * `reentrant`: handlers take `&self`; the actor may be re-entered under
+//!   the permissive cycle policy;
+//! * `policy = conservative | permissive`: this actor's cycle policy;
+//! * `mailbox = <expr>`: a `MailboxKind` expression (`MailboxKind` is in
+//!   scope), e.g. `mailbox = MailboxKind::BQueue { capacity: 64 }`;
+//! * `name = "..."`: the name used in errors and metrics.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, ToTokens};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::{Expr, Ident, Lit, Meta, Token};
+
+#[derive(Default)]
+struct Options {
+    reentrant: bool,
+    policy: Option<Ident>,
+    mailbox: Option<Expr>,
+    name: Option<syn::LitStr>,
+}
+
+fn parse_options(args: TokenStream) -> syn::Result<Options> {
+    let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args)?;
+    let mut opts = Options::default();
+    let mut errors: Option<syn::Error> = None;
+    let mut push = |e: syn::Error| match &mut errors {
+        Some(all) => all.combine(e),
+        None => errors = Some(e),
+    };
+    for meta in metas {
+        let key = meta.path().get_ident().map(|i| i.to_string());
+        match (key.as_deref(), &meta) {
+            (Some("reentrant"), Meta::Path(_)) => opts.reentrant = true,
+            (Some("policy"), Meta::NameValue(nv)) => match &nv.value {
+                Expr::Path(p)
+                    if p.path.is_ident("conservative") || p.path.is_ident("permissive") =>
+                {
+                    opts.policy = p.path.get_ident().cloned();
+                }
+                other => push(syn::Error::new_spanned(
+                    other,
+                    "expected `policy = conservative` or `policy = permissive`",
+                )),
+            },
+            (Some("mailbox"), Meta::NameValue(nv)) => opts.mailbox = Some(nv.value.clone()),
+            (Some("name"), Meta::NameValue(nv)) => match &nv.value {
+                Expr::Lit(l) => match &l.lit {
+                    Lit::Str(s) => opts.name = Some(s.clone()),
+                    other => push(syn::Error::new_spanned(other, "expected `name = \"...\"`")),
+                },
+                other => push(syn::Error::new_spanned(other, "expected `name = \"...\"`")),
+            },
+            _ => push(syn::Error::new_spanned(
+                &meta,
+                "unknown `#[actor]` option; expected `reentrant`, `policy = ...`, `mailbox = ...` or `name = \"...\"`",
+            )),
+        }
+    }
+    match errors {
+        Some(e) => Err(e),
+        None => Ok(opts),
+    }
+}
+
+pub(crate) fn expand_struct(args: TokenStream, item: syn::ItemStruct) -> TokenStream {
+    let generics_err = reject_generics(&item.generics);
+    expand_type(args, &item.ident, generics_err, item.to_token_stream())
+}
+
+pub(crate) fn expand_enum(args: TokenStream, item: syn::ItemEnum) -> TokenStream {
+    let generics_err = reject_generics(&item.generics);
+    expand_type(args, &item.ident, generics_err, item.to_token_stream())
+}
+
+fn reject_generics(g: &syn::Generics) -> Option<syn::Error> {
+    (!g.params.is_empty() || g.where_clause.is_some()).then(|| {
+        syn::Error::new_spanned(
+            g,
+            "generic actors are not supported: dispatch keys are computed per concrete type; wrap the generic state in a concrete actor",
+        )
+    })
+}
+
+fn expand_type(
+    args: TokenStream,
+    ident: &Ident,
+    generics_err: Option<syn::Error>,
+    item: TokenStream,
+) -> TokenStream {
+    let opts = match (parse_options(args), generics_err) {
+        (Ok(o), None) => o,
+        (Ok(_), Some(e)) => {
+            let err = e.to_compile_error();
+            return quote!(#item #err);
+        }
+        (Err(mut e), g) => {
+            if let Some(g) = g {
+                e.combine(g);
+            }
+            let err = e.to_compile_error();
+            return quote!(#item #err);
+        }
+    };
+    let p = quote!(::kaspar::__private);
+    let access = if opts.reentrant {
+        quote!(#p::Shared)
+    } else {
+        quote!(#p::Exclusive)
+    };
+    let name = match &opts.name {
+        Some(n) => n.clone(),
+        None => syn::LitStr::new(&ident.to_string(), Span::call_site()),
+    };
+    let mailbox = match &opts.mailbox {
+        Some(expr) => quote! {{
+            #[allow(unused_imports)]
+            use ::kaspar::mailbox::MailboxKind;
+            #p::Option::Some(#expr)
+        }},
+        None => quote!(#p::Option::None),
+    };
+    let policy = match &opts.policy {
+        Some(i) if i == "permissive" => quote!(#p::Option::Some(#p::CyclePolicy::Permissive)),
+        Some(_) => quote!(#p::Option::Some(#p::CyclePolicy::Conservative)),
+        None => quote!(#p::Option::None),
+    };
+    let exclusive = (!opts.reentrant).then(|| quote!(impl #p::ExclusiveActor for #ident {}));
+    quote! {
+        #item
+
+        impl #p::ActorConfig for #ident {
+            type Access = #access;
+            const NAME: &'static str = #name;
+            const MAILBOX: #p::Option<#p::MailboxKind> = #mailbox;
+            const POLICY: #p::Option<#p::CyclePolicy> = #policy;
+        }
+
+        #exclusive
+    }
+}

@@ -1,0 +1,230 @@
+//! The traits the `#[actor]` macro implements, and the identities the
+//! runtime keys cycle detection on.
+//!
+//! Users never implement these traits by hand: `#[actor]` on the struct
+//! implements [`ActorConfig`], `#[actor]` on the impl block implements
+//! [`Actor`] and one [`Handler<M>`] per `#[handler(M)]` method.
+
+use std::fmt;
+
+use crate::ctx::Ctx;
+use crate::mailbox::MailboxKind;
+use crate::reply::ReplyTo;
+use crate::CyclePolicy;
+
+/// Identity of one spawned actor, unique for the life of the process.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ActorId(pub(crate) u64);
+
+impl ActorId {
+    /// The raw number, for logs and metrics.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    pub(crate) fn next() -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        ActorId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+impl fmt::Debug for ActorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// The message-class key of one handler: its position in the actor's
+/// `#[actor]` impl block. Together with an [`ActorId`] it forms the key of
+/// the refined ([`CyclePolicy::Permissive`]) cycle check.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct ClassId(u16);
+
+impl ClassId {
+    /// The class used for lifecycle hooks (`started`, `stopped`).
+    pub const LIFECYCLE: ClassId = ClassId(u16::MAX);
+
+    #[doc(hidden)]
+    pub const fn new(index: u16) -> Self {
+        ClassId(index)
+    }
+
+    /// The handler's position in its impl block.
+    pub fn index(self) -> u16 {
+        self.0
+    }
+}
+
+/// How handlers reach the actor's state: `&mut self` ([`Exclusive`]) or
+/// `&self` ([`Shared`], for `#[actor(reentrant)]` actors).
+///
+/// Re-entering an actor whose state is mutably borrowed further up the same
+/// stack would alias a `&mut` — undefined behaviour in Rust. So only actors
+/// whose handlers take `&self` (and keep their mutable state in `Cell`,
+/// `RefCell` or atomics) may ever be re-entered, and only under
+/// [`CyclePolicy::Permissive`]. This trait is how the type system tells the
+/// two apart.
+pub trait AccessMode: sealed::Sealed + 'static {
+    /// The reference a handler receives.
+    type Ref<'a, A: 'a>;
+    /// Whether actors of this mode may be re-entered on one thread.
+    const REENTRANT: bool;
+    /// Turns the state pointer into the handler's reference.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is valid for `'a`, and for `'a` no other reference to the
+    /// pointee exists that this one would alias unsoundly: for `Exclusive`
+    /// none at all, for `Shared` no `&mut`.
+    #[doc(hidden)]
+    unsafe fn from_ptr<'a, A: 'a>(ptr: *mut A) -> Self::Ref<'a, A>;
+    /// Weakens the handler's reference to a shared one.
+    #[doc(hidden)]
+    fn as_shared<'a, A: 'a>(r: Self::Ref<'a, A>) -> &'a A;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Exclusive {}
+    impl Sealed for super::Shared {}
+}
+
+/// Handlers take `&mut self`; the actor is never re-entered.
+#[derive(Debug)]
+pub enum Exclusive {}
+/// Handlers take `&self`; the actor may be re-entered under
+/// [`CyclePolicy::Permissive`] with a different message class.
+#[derive(Debug)]
+pub enum Shared {}
+
+impl AccessMode for Exclusive {
+    type Ref<'a, A: 'a> = &'a mut A;
+    const REENTRANT: bool = false;
+    #[inline(always)]
+    unsafe fn from_ptr<'a, A: 'a>(ptr: *mut A) -> &'a mut A {
+        // SAFETY: forwarded from the caller: `ptr` is valid and unaliased
+        // for `'a`.
+        unsafe { &mut *ptr }
+    }
+    #[inline(always)]
+    fn as_shared<'a, A: 'a>(r: &'a mut A) -> &'a A {
+        r
+    }
+}
+
+impl AccessMode for Shared {
+    type Ref<'a, A: 'a> = &'a A;
+    const REENTRANT: bool = true;
+    #[inline(always)]
+    unsafe fn from_ptr<'a, A: 'a>(ptr: *mut A) -> &'a A {
+        // SAFETY: forwarded from the caller: `ptr` is valid and no `&mut`
+        // to it exists for `'a`.
+        unsafe { &*ptr }
+    }
+    #[inline(always)]
+    fn as_shared<'a, A: 'a>(r: &'a A) -> &'a A {
+        r
+    }
+}
+
+/// The reference a handler of `A` receives: `&mut A` or `&A`.
+pub type AccessRef<'a, A> = <<A as ActorConfig>::Access as AccessMode>::Ref<'a, A>;
+
+/// The options written in `#[actor(...)]` on the struct.
+///
+/// Implemented by `#[actor]` on the struct; read by the runtime at spawn.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not declared as an actor",
+    label = "add `#[actor]` to the declaration of `{Self}`",
+    note = "`#[actor]` goes on the struct (it carries the options) and on the impl block (it collects the handlers)"
+)]
+pub trait ActorConfig: Sized + Send + 'static {
+    /// [`Exclusive`] (default) or [`Shared`] (`#[actor(reentrant)]`).
+    type Access: AccessMode;
+    /// The actor's name in errors, metrics and logs.
+    const NAME: &'static str;
+    /// `#[actor(mailbox = ...)]`, or `None` for the system default.
+    const MAILBOX: Option<MailboxKind> = None;
+    /// `#[actor(policy = ...)]`, or `None` for the system default.
+    const POLICY: Option<CyclePolicy> = None;
+}
+
+/// An actor: state plus a compile-time dispatch over its handlers.
+///
+/// Implemented by `#[actor]` on the impl block.
+pub trait Actor: ActorConfig {
+    /// The generated message enum: one variant per handler, each carrying
+    /// the message and where its reply goes. Mailboxes store it inline.
+    type Msg: Send + 'static;
+
+    /// Handler names by [`ClassId`] index, for error messages.
+    const CLASSES: &'static [&'static str];
+
+    /// The class of a queued message.
+    fn class_of(msg: &Self::Msg) -> ClassId;
+
+    /// Runs the handler a queued message is for and routes its reply.
+    fn dispatch(this: AccessRef<'_, Self>, msg: Self::Msg, ctx: &mut Ctx<'_, Self>);
+
+    /// Runs once on the actor's thread before its first message
+    /// (`#[started]` in the impl block).
+    fn started(_this: AccessRef<'_, Self>, _ctx: &mut Ctx<'_, Self>) {}
+
+    /// Runs once after the last message, during stop or shutdown
+    /// (`#[stopped]` in the impl block).
+    fn stopped(_this: AccessRef<'_, Self>, _ctx: &mut Ctx<'_, Self>) {}
+}
+
+/// `A` handles messages of type `M` and answers with [`Handler::Reply`].
+///
+/// One impl serves every delivery operation: `send`, `ask`, `request`, and
+/// the whole `fast_send` family call the same `handle`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no handler for `{M}`",
+    label = "`{Self}` cannot receive `{M}`",
+    note = "add a method with `#[handler({M})]` to the `#[actor]` impl block of `{Self}`"
+)]
+pub trait Handler<M>: Actor {
+    /// What the handler returns; `()` for no reply.
+    type Reply: Send + 'static;
+    /// The message-class key of this handler.
+    const CLASS: ClassId;
+
+    /// Calls the handler method.
+    fn handle(this: AccessRef<'_, Self>, msg: M, ctx: &mut Ctx<'_, Self>) -> Self::Reply;
+
+    /// Wraps the message and its reply route into the actor's message enum.
+    #[doc(hidden)]
+    fn envelope(msg: M, reply: ReplyTo<Self::Reply>) -> Self::Msg;
+
+    /// Unwraps an envelope made by [`envelope`](Handler::envelope), to hand
+    /// an undelivered message back.
+    #[doc(hidden)]
+    fn open(env: Self::Msg) -> (M, ReplyTo<Self::Reply>);
+}
+
+/// Implemented by `#[actor]` for actors whose handlers take `&mut self`.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is `#[actor(reentrant)]`, so its handlers must take `&self`, not `&mut self`",
+    label = "`&mut self` handler on a reentrant actor",
+    note = "a reentrant actor can be entered again while a handler further up the stack is running; a second `&mut` to its state would be undefined behaviour",
+    note = "keep mutable state in `Cell`, `RefCell` or atomics and take `&self`, or drop `reentrant`"
+)]
+pub trait ExclusiveActor: ActorConfig<Access = Exclusive> {}
+
+/// The `&mut A` a `&mut self` handler needs. Fails to compile, with the
+/// message of [`ExclusiveActor`], on a reentrant actor.
+#[doc(hidden)]
+#[inline(always)]
+pub fn exclusive_ref<A: ExclusiveActor>(r: AccessRef<'_, A>) -> &mut A {
+    r
+}
+
+/// The `&A` a `&self` handler needs, in either mode.
+#[doc(hidden)]
+#[inline(always)]
+pub fn shared_ref<A: ActorConfig>(r: AccessRef<'_, A>) -> &A {
+    <A::Access as AccessMode>::as_shared(r)
+}

@@ -1,0 +1,144 @@
+//! `Addr<A>`: the typed, cloneable handle every delivery goes through.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::actor::{Actor, ActorConfig, ActorId, Handler};
+use crate::cell::ActorCell;
+use crate::error::{SendError, Target};
+use crate::reply::{Ask, ReplySink, ReplyTo, Slot};
+use crate::stats::{ActorStats, SharedCounters};
+
+/// The address of an actor of type `A`.
+///
+/// `Clone + Send + Sync`; a clone is one reference-count increment. Every
+/// delivery operation is a method here: the asynchronous ones ([`send`],
+/// [`ask`], [`request`]) and the synchronous `fast_send` family (see
+/// [`fast_send`](Addr::fast_send)). A message type the actor has no
+/// `#[handler]` for does not compile.
+///
+/// [`send`]: Addr::send
+/// [`ask`]: Addr::ask
+/// [`request`]: Addr::request
+pub struct Addr<A: Actor> {
+    pub(crate) cell: Arc<ActorCell<A>>,
+}
+
+impl<A: Actor> Clone for Addr<A> {
+    fn clone(&self) -> Self {
+        Addr {
+            cell: Arc::clone(&self.cell),
+        }
+    }
+}
+
+impl<A: Actor> fmt::Debug for Addr<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Addr({:?})", self.cell.target())
+    }
+}
+
+impl<A: Actor> PartialEq for Addr<A> {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.cell, &other.cell)
+    }
+}
+
+impl<A: Actor> Eq for Addr<A> {}
+
+impl<A: Actor> Addr<A> {
+    pub(crate) fn from_cell(cell: Arc<ActorCell<A>>) -> Self {
+        Addr { cell }
+    }
+
+    /// The actor's identity.
+    pub fn id(&self) -> ActorId {
+        self.cell.id
+    }
+
+    /// The actor's type name.
+    pub fn name(&self) -> &'static str {
+        <A as ActorConfig>::NAME
+    }
+
+    /// The actor's identity and name, as errors report it.
+    pub fn target(&self) -> Target {
+        self.cell.target()
+    }
+
+    /// A snapshot of the actor's counters.
+    pub fn stats(&self) -> ActorStats {
+        self.cell.stats.snapshot()
+    }
+
+    /// Whether the actor has stopped (its `#[stopped]` hook has run).
+    pub fn is_stopped(&self) -> bool {
+        self.cell.is_stopped()
+    }
+
+    /// Queues `msg` for the actor's own thread and returns at once.
+    ///
+    /// Messages one thread sends to one actor are handled in the order
+    /// sent. A full bounded mailbox or a stopped actor hands `msg` back.
+    /// In steady state (the mailbox's ring not full) this allocates nothing.
+    #[inline]
+    pub fn send<M>(&self, msg: M) -> Result<(), SendError<M>>
+    where
+        A: Handler<M>,
+    {
+        self.push(<A as Handler<M>>::envelope(msg, ReplyTo::nobody()))
+    }
+
+    /// Queues `msg` and returns a handle to its reply.
+    ///
+    /// The handle can be waited on from a plain thread or awaited from any
+    /// executor. The reply slot is one small allocation per `ask`.
+    pub fn ask<M>(&self, msg: M) -> Result<Ask<<A as Handler<M>>::Reply>, SendError<M>>
+    where
+        A: Handler<M>,
+    {
+        let slot = Arc::new(Slot::new());
+        let reply = ReplyTo::ask(Arc::clone(&slot));
+        self.push(<A as Handler<M>>::envelope(msg, reply))?;
+        Ok(Ask::new(slot))
+    }
+
+    /// Queues `msg`; the handler's reply is delivered to `reply_to`'s
+    /// mailbox as an ordinary message. Compiles only if `S` has a handler
+    /// for the reply type.
+    pub fn request<M, S>(&self, msg: M, reply_to: &Addr<S>) -> Result<(), SendError<M>>
+    where
+        A: Handler<M>,
+        S: Handler<<A as Handler<M>>::Reply>,
+    {
+        let sink: Arc<dyn ReplySink<<A as Handler<M>>::Reply>> = reply_to.cell.clone();
+        self.push(<A as Handler<M>>::envelope(msg, ReplyTo::actor(sink)))
+    }
+
+    #[inline]
+    fn push<M>(&self, envelope: A::Msg) -> Result<(), SendError<M>>
+    where
+        A: Handler<M>,
+    {
+        match self.cell.mailbox.push(envelope) {
+            Ok(len) => {
+                self.cell.shared_counters().saw_len(len);
+                Ok(())
+            }
+            Err(e) => Err(e.map(|env| <A as Handler<M>>::open(env).0)),
+        }
+    }
+}
+
+impl<S, R> ReplySink<R> for ActorCell<S>
+where
+    S: Handler<R>,
+    R: Send + 'static,
+{
+    fn deliver(&self, reply: R) {
+        match self.mailbox.push(S::envelope(reply, ReplyTo::nobody())) {
+            Ok(len) => self.shared_counters().saw_len(len),
+            Err(_) => SharedCounters::bump(&self.shared_counters().dead_letters),
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! The synchronous delivery operations (paper §7.1, §7.4).
+//!
+//! Each runs the target's handler on the calling thread, under the target's
+//! lock, and hands the reply back by value. They differ only in what the
+//! caller does when the lock is held by another thread or entering would
+//! be a cycle:
+//!
+//! | operation | lock held elsewhere | cycle on this thread |
+//! |---|---|---|
+//! | [`fast_send`](Addr::fast_send) | park | `Err(Cycle)` |
+//! | [`fast_send_spin`](Addr::fast_send_spin) | busy-wait | `Err(Cycle)` |
+//! | [`fast_send_x`](Addr::fast_send_x) | `Err(Busy)` at once | `Err(Cycle)` |
+//! | [`fast_send_void`](Addr::fast_send_void) | queue instead | queue instead |
+//! | [`fast_send_adaptive`](Addr::fast_send_adaptive) | spin, then park | `Err(Cycle)` |
+//!
+//! Every waiting variant checks for a cross-thread deadlock before it waits
+//! and returns `Err(Deadlock)` rather than close one. No variant allocates
+//! or dispatches dynamically: `fast_send::<M>` compiles to the lock, the
+//! chain bookkeeping and a direct call of the `#[handler(M)]` method.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::actor::{Actor, Handler};
+use crate::addr::Addr;
+use crate::cell::Refusal;
+use crate::chain::CyclePolicy;
+use crate::ctx::Ctx;
+use crate::error::{Delivered, FastSendError, SendError};
+use crate::lock::Wait;
+use crate::stats::SharedCounters;
+
+/// Synchronous delivery with a cycle policy chosen for this call, from
+/// [`Addr::with_policy`].
+#[derive(Debug)]
+pub struct Call<'a, A: Actor> {
+    addr: &'a Addr<A>,
+    policy: CyclePolicy,
+}
+
+impl<A: Actor> Addr<A> {
+    /// The synchronous operations, with `policy` instead of the actor's own
+    /// for this call only.
+    #[inline]
+    pub fn with_policy(&self, policy: CyclePolicy) -> Call<'_, A> {
+        Call { addr: self, policy }
+    }
+
+    #[inline(always)]
+    fn call(&self) -> Call<'_, A> {
+        Call {
+            addr: self,
+            policy: self.cell.policy,
+        }
+    }
+
+    /// Runs the handler for `msg` on this thread and returns its reply,
+    /// parking while another thread holds the actor.
+    ///
+    /// Runs ahead of messages already queued in the mailbox (it does not
+    /// join the queue). Errors: `Cycle` (before any lock), `Deadlock`
+    /// (before waiting), `Panicked`, `Closed`. All but `Panicked` hand the
+    /// message back.
+    #[inline]
+    pub fn fast_send<M>(&self, msg: M) -> Result<A::Reply, FastSendError<M>>
+    where
+        A: Handler<M>,
+    {
+        self.call().fast_send(msg)
+    }
+
+    /// [`fast_send`](Addr::fast_send), but busy-waits with a spin hint
+    /// instead of parking. For short handlers and spare cores.
+    #[inline]
+    pub fn fast_send_spin<M>(&self, msg: M) -> Result<A::Reply, FastSendError<M>>
+    where
+        A: Handler<M>,
+    {
+        self.call().fast_send_spin(msg)
+    }
+
+    /// [`fast_send`](Addr::fast_send), but returns `Err(Busy)` at once if
+    /// another thread holds the actor. Bounded time.
+    #[inline]
+    pub fn fast_send_x<M>(&self, msg: M) -> Result<A::Reply, FastSendError<M>>
+    where
+        A: Handler<M>,
+    {
+        self.call().fast_send_x(msg)
+    }
+
+    /// Runs the handler inline if the actor is free, otherwise (held by
+    /// another thread, or a cycle) queues `msg` like [`send`](Addr::send).
+    /// Never waits for the lock. Any reply is discarded.
+    ///
+    /// A handler panic during an inline run is caught and counted in
+    /// [`stats`](Addr::stats); the message counts as delivered.
+    #[inline]
+    pub fn fast_send_void<M>(&self, msg: M) -> Result<Delivered, SendError<M>>
+    where
+        A: Handler<M>,
+    {
+        self.call().fast_send_void(msg)
+    }
+
+    /// [`fast_send`](Addr::fast_send), but spins with exponential backoff
+    /// for a bounded count before parking.
+    #[inline]
+    pub fn fast_send_adaptive<M>(&self, msg: M) -> Result<A::Reply, FastSendError<M>>
+    where
+        A: Handler<M>,
+    {
+        self.call().fast_send_adaptive(msg)
+    }
+}
+
+impl<A: Actor> Call<'_, A> {
+    /// See [`Addr::fast_send`].
+    #[inline]
+    pub fn fast_send<M>(&self, msg: M) -> Result<A::Reply, FastSendError<M>>
+    where
+        A: Handler<M>,
+    {
+        self.deliver(msg, Wait::Park)
+    }
+
+    /// See [`Addr::fast_send_spin`].
+    #[inline]
+    pub fn fast_send_spin<M>(&self, msg: M) -> Result<A::Reply, FastSendError<M>>
+    where
+        A: Handler<M>,
+    {
+        self.deliver(msg, Wait::Spin)
+    }
+
+    /// See [`Addr::fast_send_x`].
+    #[inline]
+    pub fn fast_send_x<M>(&self, msg: M) -> Result<A::Reply, FastSendError<M>>
+    where
+        A: Handler<M>,
+    {
+        self.deliver(msg, Wait::Try)
+    }
+
+    /// See [`Addr::fast_send_adaptive`].
+    #[inline]
+    pub fn fast_send_adaptive<M>(&self, msg: M) -> Result<A::Reply, FastSendError<M>>
+    where
+        A: Handler<M>,
+    {
+        self.deliver(msg, Wait::Adaptive)
+    }
+
+    /// See [`Addr::fast_send_void`].
+    #[inline]
+    pub fn fast_send_void<M>(&self, msg: M) -> Result<Delivered, SendError<M>>
+    where
+        A: Handler<M>,
+    {
+        let cell = &self.addr.cell;
+        match cell.enter(<A as Handler<M>>::CLASS, self.policy, Wait::Try) {
+            Ok(mut entered) => {
+                cell.stats.locked.void_inline();
+                let mut ctx = Ctx::new(cell);
+                let run = catch_unwind(AssertUnwindSafe(|| {
+                    <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
+                }));
+                drop(entered);
+                if run.is_err() {
+                    SharedCounters::bump(&cell.stats.shared.panics);
+                }
+                Ok(Delivered::Inline)
+            }
+            Err(Refusal::Closed) => Err(SendError::Closed(msg)),
+            Err(Refusal::Busy | Refusal::Cycle(_) | Refusal::Deadlock(_)) => {
+                self.addr.send(msg)?;
+                SharedCounters::bump(&cell.stats.shared.void_queued);
+                Ok(Delivered::Queued)
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn deliver<M>(&self, msg: M, wait: Wait) -> Result<A::Reply, FastSendError<M>>
+    where
+        A: Handler<M>,
+    {
+        let cell = &self.addr.cell;
+        let mut entered = match cell.enter(<A as Handler<M>>::CLASS, self.policy, wait) {
+            Ok(entered) => entered,
+            Err(refusal) => return Err(self.refused(refusal, msg)),
+        };
+        let mut ctx = Ctx::new(cell);
+        let run = catch_unwind(AssertUnwindSafe(|| {
+            <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
+        }));
+        drop(entered);
+        match run {
+            Ok(reply) => Ok(reply),
+            Err(_) => {
+                SharedCounters::bump(&cell.stats.shared.panics);
+                Err(FastSendError::Panicked {
+                    target: cell.target(),
+                })
+            }
+        }
+    }
+
+    #[cold]
+    fn refused<M>(&self, refusal: Refusal, msg: M) -> FastSendError<M> {
+        let target = self.addr.cell.target();
+        match refusal {
+            Refusal::Cycle(chain) => FastSendError::Cycle { target, chain, msg },
+            Refusal::Busy => FastSendError::Busy { target, msg },
+            Refusal::Deadlock(cycle) => FastSendError::Deadlock { target, cycle, msg },
+            Refusal::Closed => FastSendError::Closed { target, msg },
+        }
+    }
+}

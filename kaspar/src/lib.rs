@@ -1,0 +1,109 @@
+//! # kaspar
+//!
+//! Actors for latency-critical systems. An actor is declared with
+//! `#[actor]` on its struct and on the impl block holding its
+//! `#[handler(Msg)]` methods; the macro generates the message enum, a
+//! compile-time dispatch `match`, and the (actor, message class) keys that
+//! cycle detection uses.
+//!
+//! Every handler can be reached two ways, and cannot tell which:
+//!
+//! * **asynchronously**: [`Addr::send`], [`Addr::ask`], [`Addr::request`]
+//!   queue the message for the actor's own thread;
+//! * **synchronously**: [`Addr::fast_send`] and its family run the handler
+//!   on the caller's thread, under the actor's lock, and return the reply by
+//!   value: no queue, no context switch, no allocation.
+//!
+//! ```
+//! use kaspar::prelude::*;
+//!
+//! pub struct Ping(pub u64);
+//! pub struct Pong(pub u64);
+//!
+//! #[actor]
+//! pub struct Ponger {
+//!     seen: u64,
+//! }
+//!
+//! #[actor]
+//! impl Ponger {
+//!     #[handler(Ping)]
+//!     fn on_ping(&mut self, msg: Ping, _ctx: &mut Ctx<Self>) -> Pong {
+//!         self.seen += 1;
+//!         Pong(msg.0 + 1)
+//!     }
+//! }
+//!
+//! let system = System::new();
+//! let ponger = system.spawn(Ponger { seen: 0 }).start();
+//! let Pong(n) = ponger.fast_send(Ping(1)).unwrap(); // runs here, now
+//! assert_eq!(n, 2);
+//! ponger.send(Ping(2)).unwrap(); // runs on ponger's thread
+//! let Pong(n) = ponger.ask(Ping(3)).unwrap().wait().unwrap();
+//! assert_eq!(n, 4);
+//! system.shutdown();
+//! ```
+#![deny(
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_safety_doc,
+    missing_docs,
+    missing_debug_implementations
+)]
+
+mod actor;
+mod addr;
+mod cell;
+mod chain;
+mod clock;
+mod ctx;
+mod deadlock;
+mod delivery;
+mod error;
+mod lock;
+pub mod mailbox;
+mod reply;
+mod runloop;
+mod stats;
+#[allow(dead_code, unused_imports)]
+mod sync;
+mod system;
+
+pub use actor::{
+    AccessMode, AccessRef, Actor, ActorConfig, ActorId, ClassId, Exclusive, Handler, Shared,
+};
+pub use addr::Addr;
+pub use chain::{CallChain, CyclePolicy, Frame};
+pub use clock::{Clock, Time, VirtualClock};
+pub use ctx::Ctx;
+pub use deadlock::WaitEdge;
+pub use delivery::Call;
+pub use error::{AskError, Delivered, FastSendError, SendError, Target};
+pub use kaspar_macros::{actor, handler};
+pub use mailbox::{IdleWait, MailboxKind};
+pub use reply::{Ask, ReplyTo};
+pub use stats::ActorStats;
+pub use system::{ShutdownReport, Spawn, System, SystemConfig};
+
+/// Everything a typical actor module needs.
+pub mod prelude {
+    pub use crate::{
+        actor, handler, Addr, Ctx, CyclePolicy, Delivered, FastSendError, IdleWait, MailboxKind,
+        SendError, System,
+    };
+}
+
+/// What `#[actor]` expansions name. Not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::actor::{
+        exclusive_ref, shared_ref, AccessMode, AccessRef, Actor, ActorConfig, ClassId, Exclusive,
+        ExclusiveActor, Handler, Shared,
+    };
+    pub use crate::chain::CyclePolicy;
+    pub use crate::ctx::Ctx;
+    pub use crate::mailbox::MailboxKind;
+    pub use crate::reply::ReplyTo;
+    pub use core::option::Option;
+    pub use core::unreachable;
+}

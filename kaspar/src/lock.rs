@@ -1,0 +1,144 @@
+//! The exclusive-access lock every actor's handlers run under.
+//!
+//! A parking_lot raw mutex plus an `owner` word naming the holding thread.
+//! The owner word serves two readers, both off the uncontended path:
+//!
+//! * nested entry: a thread that already holds the lock (a group thread
+//!   holds its group's lock for a whole batch; a reentrant actor is held by
+//!   the thread re-entering it) proceeds without another atomic RMW;
+//! * the cross-thread deadlock detector ([`crate::deadlock`]) follows
+//!   "lock → owner → what the owner waits for" edges.
+//!
+//! Writing the owner costs two relaxed stores to a cache line the lock's own
+//! CAS has just made exclusive to this core.
+
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crossbeam_utils::Backoff;
+use parking_lot::lock_api::{RawMutex as _, RawMutexFair as _};
+
+/// How long a synchronous delivery is prepared to wait for a held lock.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Wait {
+    /// `fast_send_x`, `fast_send_void`: never wait.
+    Try,
+    /// `fast_send_spin`: busy-wait with a spin hint.
+    Spin,
+    /// `fast_send_adaptive`: spin a bounded count, then park.
+    Adaptive,
+    /// `fast_send`: park.
+    Park,
+}
+
+pub(crate) struct ActorLock {
+    raw: parking_lot::RawMutex,
+    /// Token of the thread holding `raw` (see `chain::thread_token`), or 0.
+    /// Written only by the holder, right after acquiring and right before
+    /// releasing; `Relaxed` suffices because a reader compares it with its
+    /// own token (a thread always sees its own writes), and the deadlock
+    /// walker reads it under the registry mutex, which orders it after the
+    /// owner's registration.
+    owner: AtomicUsize,
+    /// Whether this lock is shared by the members of a group. Nested entry
+    /// into *another* member is then legitimate; on a per-actor lock it can
+    /// only mean re-entry into the same actor.
+    group: bool,
+}
+
+impl fmt::Debug for ActorLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ActorLock")
+            .field("owner", &self.owner.load(Ordering::Relaxed))
+            .field("group", &self.group)
+            .finish()
+    }
+}
+
+impl ActorLock {
+    pub(crate) fn new(group: bool) -> Self {
+        ActorLock {
+            raw: parking_lot::RawMutex::INIT,
+            owner: AtomicUsize::new(0),
+            group,
+        }
+    }
+
+    pub(crate) fn is_group(&self) -> bool {
+        self.group
+    }
+
+    #[inline]
+    pub(crate) fn owner(&self) -> usize {
+        self.owner.load(Ordering::Relaxed)
+    }
+
+    /// Whether the calling thread (token `me`) holds the lock.
+    #[inline]
+    pub(crate) fn held_by(&self, me: usize) -> bool {
+        self.owner() == me
+    }
+
+    /// One non-blocking attempt.
+    #[inline]
+    pub(crate) fn try_acquire(&self, me: usize) -> bool {
+        if self.raw.try_lock() {
+            self.owner.store(me, Ordering::Relaxed);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Busy-waits until acquired.
+    pub(crate) fn spin_acquire(&self, me: usize) {
+        while !self.raw.try_lock() {
+            std::hint::spin_loop();
+        }
+        self.owner.store(me, Ordering::Relaxed);
+    }
+
+    /// Spins with exponential backoff for a bounded count, then parks.
+    pub(crate) fn adaptive_acquire(&self, me: usize) {
+        let backoff = Backoff::new();
+        while !backoff.is_completed() {
+            if self.raw.try_lock() {
+                self.owner.store(me, Ordering::Relaxed);
+                return;
+            }
+            backoff.snooze();
+        }
+        self.park_acquire(me);
+    }
+
+    /// Parks until acquired.
+    pub(crate) fn park_acquire(&self, me: usize) {
+        self.raw.lock();
+        self.owner.store(me, Ordering::Relaxed);
+    }
+
+    /// Releases a lock this thread acquired with [`Acquired::Fresh`].
+    #[inline]
+    pub(crate) fn release(&self) {
+        self.owner.store(0, Ordering::Relaxed);
+        // SAFETY: only called by the guard that acquired the lock on this
+        // thread, exactly once (see `cell::Entered`).
+        unsafe { self.raw.unlock() };
+    }
+
+    /// Lets a parked waiter (a blocked `fast_send`) in, then takes the lock
+    /// back. A no-op unless somebody is parked. Called by run loops between
+    /// the messages of a batch, so a batch does not starve synchronous
+    /// callers.
+    #[inline]
+    pub(crate) fn bump(&self, me: usize) {
+        if self.raw.is_locked() {
+            self.owner.store(0, Ordering::Relaxed);
+            // SAFETY: the calling run loop holds the lock (acquired fresh for
+            // its batch); `bump` hands it to a parked waiter, if any, and
+            // returns with it held again.
+            unsafe { self.raw.bump() };
+            self.owner.store(me, Ordering::Relaxed);
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! Per-actor metrics.
+//!
+//! Counters updated while the actor's lock is held (`handled`,
+//! `void_inline`) are written with a plain load + store, not an atomic
+//! read-modify-write: only the lock holder writes them, and they sit on the
+//! cache line the lock holder's core already owns. Counters of refusals and
+//! fallbacks are off the fast path and use `fetch_add`.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crossbeam_utils::CachePadded;
+
+/// A snapshot of one actor's counters, from [`Addr::stats`](crate::Addr::stats).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[non_exhaustive]
+pub struct ActorStats {
+    /// Handlers run to completion or panic, in every mode.
+    pub handled: u64,
+    /// `fast_send_void` calls that ran inline.
+    pub void_inline: u64,
+    /// `fast_send_void` calls that fell back to the mailbox (the paper's
+    /// contention signal).
+    pub void_queued: u64,
+    /// `fast_send_x` calls refused because the lock was held.
+    pub busy: u64,
+    /// Synchronous deliveries refused as call-chain cycles.
+    pub cycles: u64,
+    /// Synchronous deliveries refused as cross-thread deadlocks.
+    pub deadlocks: u64,
+    /// Handler panics caught.
+    pub panics: u64,
+    /// The most messages ever queued in the mailbox at once.
+    pub mailbox_high_water: u64,
+    /// Replies to `request`s this actor could not accept (it had stopped).
+    pub dead_letters: u64,
+}
+
+/// Written only under the actor's lock.
+#[derive(Debug, Default)]
+pub(crate) struct LockedCounters {
+    handled: AtomicU64,
+    void_inline: AtomicU64,
+}
+
+impl LockedCounters {
+    /// Caller holds the actor's lock.
+    #[inline(always)]
+    pub(crate) fn handled(&self) {
+        self.handled
+            .store(self.handled.load(Relaxed).wrapping_add(1), Relaxed);
+    }
+
+    /// Caller holds the actor's lock.
+    #[inline(always)]
+    pub(crate) fn void_inline(&self) {
+        self.void_inline
+            .store(self.void_inline.load(Relaxed).wrapping_add(1), Relaxed);
+    }
+}
+
+/// Written by any thread, off the fast path.
+#[derive(Debug, Default)]
+pub(crate) struct SharedCounters {
+    pub(crate) void_queued: AtomicU64,
+    pub(crate) busy: AtomicU64,
+    pub(crate) cycles: AtomicU64,
+    pub(crate) deadlocks: AtomicU64,
+    pub(crate) panics: AtomicU64,
+    pub(crate) mailbox_high_water: AtomicU64,
+    pub(crate) dead_letters: AtomicU64,
+}
+
+impl SharedCounters {
+    #[inline]
+    pub(crate) fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Relaxed);
+    }
+
+    /// Records a mailbox length seen by a push.
+    #[inline]
+    pub(crate) fn saw_len(&self, len: usize) {
+        let len = len as u64;
+        if len > self.mailbox_high_water.load(Relaxed) {
+            self.mailbox_high_water.fetch_max(len, Relaxed);
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Stats {
+    pub(crate) locked: CachePadded<LockedCounters>,
+    pub(crate) shared: CachePadded<SharedCounters>,
+}
+
+impl Stats {
+    pub(crate) fn snapshot(&self) -> ActorStats {
+        let s = &self.shared;
+        ActorStats {
+            handled: self.locked.handled.load(Relaxed),
+            void_inline: self.locked.void_inline.load(Relaxed),
+            void_queued: s.void_queued.load(Relaxed),
+            busy: s.busy.load(Relaxed),
+            cycles: s.cycles.load(Relaxed),
+            deadlocks: s.deadlocks.load(Relaxed),
+            panics: s.panics.load(Relaxed),
+            mailbox_high_water: s.mailbox_high_water.load(Relaxed),
+            dead_letters: s.dead_letters.load(Relaxed),
+        }
+    }
+}

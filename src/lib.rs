@@ -1,0 +1,1 @@
+//! Unpublished package that owns the workspace examples, tests and benches.

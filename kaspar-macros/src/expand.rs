@@ -108,7 +108,12 @@ pub(crate) fn expand(model: &ActorImpl) -> TokenStream {
             }
         }
     };
-    let started = hook("started", &model.started);
+    let mut started = hook("started", &model.started);
+    if model.started.is_some() {
+        started.extend(quote!(
+            const HAS_STARTED: bool = true;
+        ));
+    }
     let stopped = hook("stopped", &model.stopped);
 
     let actor_impl = quote! {

@@ -167,6 +167,10 @@ pub trait Actor: ActorConfig {
     /// Runs the handler a queued message is for and routes its reply.
     fn dispatch(this: AccessRef<'_, Self>, msg: Self::Msg, ctx: &mut Ctx<'_, Self>);
 
+    /// Whether the impl block has a `#[started]` hook.
+    #[doc(hidden)]
+    const HAS_STARTED: bool = false;
+
     /// Runs once on the actor's thread before its first message
     /// (`#[started]` in the impl block).
     fn started(_this: AccessRef<'_, Self>, _ctx: &mut Ctx<'_, Self>) {}

@@ -166,7 +166,6 @@ impl<A: Actor> ActorCell<A> {
     #[cold]
     fn wait_for_lock(&self, me: usize, wait: Wait) -> Result<(), Refusal> {
         if wait == Wait::Try {
-            SharedCounters::bump(&self.stats.shared.busy);
             return Err(Refusal::Busy);
         }
         let target = (self.id, <A as ActorConfig>::NAME);

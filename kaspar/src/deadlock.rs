@@ -71,28 +71,62 @@ impl Drop for Registered {
 /// thread returns its edges (the caller's own edge first); otherwise
 /// registers the caller as waiting for `lock` and returns a guard that
 /// deregisters it.
+///
+/// Allocates only to report a cycle, or to record a non-empty call chain
+/// (a contended call made from inside a handler).
 pub(crate) fn before_wait(
     me: usize,
     lock: &Arc<ActorLock>,
     target: (ActorId, &'static str),
 ) -> Result<Registered, Vec<WaitEdge>> {
-    let my_chain = chain::snapshot();
     let mut reg = REGISTRY.lock();
-    let mut edges = vec![WaitEdge {
+    if closes_cycle(&reg, me, lock) {
+        return Err(cycle_edges(&reg, me, lock, target));
+    }
+    reg.push(WaitEntry {
         thread: me,
-        chain: my_chain.clone(),
-        waits_for: target.0,
-        waits_for_name: target.1,
-    }];
-    let mut current = Arc::clone(lock);
-    // Each step follows one registered thread; a path longer than the
-    // registry revisits a thread, i.e. a cycle that does not include us.
+        lock: Arc::clone(lock),
+        target,
+        chain: chain::snapshot(),
+    });
+    Ok(Registered { thread: me })
+}
+
+/// Follows lock -> owner -> awaited lock from `lock`; true if it reaches
+/// `me`. Each step follows one registered thread, so a walk longer than the
+/// registry has entered a cycle that does not include `me`.
+fn closes_cycle(reg: &[WaitEntry], me: usize, lock: &ActorLock) -> bool {
+    let mut current = lock;
     for _ in 0..=reg.len() {
         let holder = current.owner();
         if holder == me {
-            return Err(edges);
+            return true;
         }
-        if holder == 0 {
+        match reg.iter().find(|e| holder != 0 && e.thread == holder) {
+            Some(entry) => current = &entry.lock,
+            None => return false,
+        }
+    }
+    false
+}
+
+#[cold]
+fn cycle_edges(
+    reg: &[WaitEntry],
+    me: usize,
+    lock: &ActorLock,
+    target: (ActorId, &'static str),
+) -> Vec<WaitEdge> {
+    let mut edges = vec![WaitEdge {
+        thread: me,
+        chain: chain::snapshot(),
+        waits_for: target.0,
+        waits_for_name: target.1,
+    }];
+    let mut current = lock;
+    for _ in 0..reg.len() {
+        let holder = current.owner();
+        if holder == me {
             break;
         }
         let Some(entry) = reg.iter().find(|e| e.thread == holder) else {
@@ -104,13 +138,7 @@ pub(crate) fn before_wait(
             waits_for: entry.target.0,
             waits_for_name: entry.target.1,
         });
-        current = Arc::clone(&entry.lock);
+        current = &entry.lock;
     }
-    reg.push(WaitEntry {
-        thread: me,
-        lock: Arc::clone(lock),
-        target,
-        chain: my_chain,
-    });
-    Ok(Registered { thread: me })
+    edges
 }

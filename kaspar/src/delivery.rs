@@ -210,7 +210,10 @@ impl<A: Actor> Call<'_, A> {
         let target = self.addr.cell.target();
         match refusal {
             Refusal::Cycle(chain) => FastSendError::Cycle { target, chain, msg },
-            Refusal::Busy => FastSendError::Busy { target, msg },
+            Refusal::Busy => {
+                SharedCounters::bump(&self.addr.cell.stats.shared.busy);
+                FastSendError::Busy { target, msg }
+            }
             Refusal::Deadlock(cycle) => FastSendError::Deadlock { target, cycle, msg },
             Refusal::Closed => FastSendError::Closed { target, msg },
         }

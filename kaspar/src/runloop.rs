@@ -25,7 +25,9 @@ pub(crate) struct LoopConfig {
 /// Runs `started`, serves the mailbox until it is closed and empty, then
 /// runs `stopped` and marks the actor stopped.
 pub(crate) fn run<A: Actor>(cell: Arc<ActorCell<A>>, config: LoopConfig) {
-    lifecycle(&cell, |this, ctx| A::started(this, ctx));
+    if A::HAS_STARTED {
+        lifecycle(&cell, |this, ctx| A::started(this, ctx));
+    }
     let mut batch: Vec<A::Msg> = Vec::with_capacity(config.max_batch.min(4096));
     loop {
         match cell

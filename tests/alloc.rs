@@ -1,0 +1,142 @@
+//! Heap allocations on the delivery paths, counted exactly with a counting
+//! global allocator. One test function, so no other test in this binary
+//! allocates while it measures.
+
+use std::alloc::{GlobalAlloc, Layout, System as SysAlloc};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use kaspar::prelude::*;
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { SysAlloc.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { SysAlloc.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { SysAlloc.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// A message a little bigger than a pointer, with a reply.
+pub struct Order {
+    pub id: u64,
+    pub price: i64,
+    pub qty: u32,
+}
+pub struct Ack(pub u64);
+pub struct Handled;
+
+#[actor]
+pub struct Book {
+    handled: u64,
+    notional: i64,
+}
+
+#[actor]
+impl Book {
+    #[handler(Order)]
+    fn order(&mut self, msg: Order, _ctx: &mut Ctx<Self>) -> Ack {
+        self.handled += 1;
+        self.notional += msg.price * i64::from(msg.qty);
+        Ack(msg.id)
+    }
+
+    #[handler(Handled)]
+    fn count(&mut self, _msg: Handled, _ctx: &mut Ctx<Self>) -> u64 {
+        self.handled
+    }
+}
+
+const N: u64 = 20_000;
+/// Below the default ring capacity (1024), so the ring never spills.
+const CHUNK: u64 = 500;
+
+fn wait_handled(book: &Addr<Book>, n: u64) {
+    while book.fast_send(Handled).unwrap() < n {
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn fast_send_and_steady_state_send_allocate_nothing() {
+    let system = System::new();
+    let book = system
+        .spawn(Book {
+            handled: 0,
+            notional: 0,
+        })
+        .start();
+
+    // warm-up: thread-locals, parking_lot's tables, the run loop's batch
+    for id in 0..N {
+        book.fast_send(Order {
+            id,
+            price: 1,
+            qty: 1,
+        })
+        .unwrap();
+        book.fast_send_void(Order {
+            id,
+            price: 1,
+            qty: 1,
+        })
+        .unwrap();
+        book.send(Order {
+            id,
+            price: 1,
+            qty: 1,
+        })
+        .unwrap();
+        if id % CHUNK == 0 {
+            wait_handled(&book, 3 * id);
+        }
+    }
+    wait_handled(&book, 3 * N);
+
+    let before = ALLOCS.load(Relaxed);
+    for id in 0..N {
+        let Ack(a) = book
+            .fast_send(Order {
+                id,
+                price: 2,
+                qty: 3,
+            })
+            .unwrap();
+        assert_eq!(a, id);
+    }
+    let fast = ALLOCS.load(Relaxed) - before;
+    assert_eq!(fast, 0, "fast_send (request + reply) must not allocate");
+
+    let before = ALLOCS.load(Relaxed);
+    let mut sent = 0;
+    while sent < N {
+        for _ in 0..CHUNK {
+            book.send(Order {
+                id: sent,
+                price: 2,
+                qty: 3,
+            })
+            .unwrap();
+            sent += 1;
+        }
+        wait_handled(&book, 4 * N + sent);
+    }
+    let sends = ALLOCS.load(Relaxed) - before;
+    assert_eq!(sends, 0, "steady-state send must not allocate");
+    drop(system);
+}

@@ -51,8 +51,13 @@ pub fn actor(args: TokenStream, item: TokenStream) -> TokenStream {
                     out
                 }
                 Err(err) => {
+                    let fallback = model::ActorImpl::fallback(&imp);
                     let mut out = strip_impl(imp).into_token_stream();
                     out.extend(err.to_compile_error());
+                    // An `Actor` impl with no handlers keeps `Ctx<Self>` in
+                    // the user's signatures well-formed, so the errors above
+                    // are the only ones reported.
+                    out.extend(fallback.map(|m| expand::expand(&m)));
                     out
                 }
             }
@@ -87,6 +92,11 @@ pub fn handler(_args: TokenStream, item: TokenStream) -> TokenStream {
 fn strip_impl(mut imp: syn::ItemImpl) -> syn::ItemImpl {
     for item in &mut imp.items {
         if let syn::ImplItem::Fn(f) = item {
+            if f.attrs.iter().any(|a| model::OwnAttr::of(a).is_some()) {
+                // Already reported; left in, `async` would add a second,
+                // confusing error about the elided lifetime in `Ctx<Self>`.
+                f.sig.asyncness = None;
+            }
             f.attrs.retain(|a| model::OwnAttr::of(a).is_none());
         }
     }

@@ -172,6 +172,31 @@ impl ActorImpl {
     }
 }
 
+impl ActorImpl {
+    /// The model of an impl block with no handlers and no hooks, for
+    /// expanding alongside errors; `None` where the block is not a plain
+    /// inherent impl of a named, non-generic type.
+    pub(crate) fn fallback(imp: &ItemImpl) -> Option<ActorImpl> {
+        if imp.trait_.is_some()
+            || !imp.generics.params.is_empty()
+            || imp.generics.where_clause.is_some()
+        {
+            return None;
+        }
+        let ident = match &*imp.self_ty {
+            Type::Path(p) if p.qself.is_none() => p.path.segments.last()?.ident.clone(),
+            _ => return None,
+        };
+        Some(ActorImpl {
+            self_ty: (*imp.self_ty).clone(),
+            ident,
+            handlers: Vec::new(),
+            started: None,
+            stopped: None,
+        })
+    }
+}
+
 fn same_type(a: &Type, b: &Type) -> bool {
     a.to_token_stream().to_string() == b.to_token_stream().to_string()
 }
@@ -195,7 +220,10 @@ fn check_common(f: &ImplItemFn, what: &str, errs: &mut Errors) -> Option<Receive
     match sig.inputs.first() {
         Some(FnArg::Receiver(r)) => {
             if r.reference.is_none() || r.colon_token.is_some() {
-                errs.spanned(r, format!("{what} must take `&mut self` (or `&self` on a `#[actor(reentrant)]` actor)"));
+                errs.spanned(
+                    r,
+                    format!("{what} must take `&mut self` (or `&self` on a `#[actor(reentrant)]` actor): it borrows the actor's state, it cannot take `self` by value or as `self: Type`"),
+                );
                 None
             } else if r.mutability.is_some() {
                 Some(Receiver::Exclusive(r.span()))
@@ -227,6 +255,17 @@ fn last_ident(ty: &Type) -> Option<&Ident> {
     match ty {
         Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| &s.ident),
         _ => None,
+    }
+}
+
+/// Whether the handler's parameter type names the attribute's message type.
+/// Paths compare by their last segment, so `Ping` and `proto::Ping` agree
+/// (the compiler checks what they resolve to); other types compare as
+/// written.
+fn same_message(param: &Type, msg: &Type) -> bool {
+    match (last_ident(param), last_ident(msg)) {
+        (Some(p), Some(m)) => p == m,
+        _ => same_type(param, msg),
     }
 }
 
@@ -283,16 +322,20 @@ fn parse_handler(f: &ImplItemFn, attr: &syn::Attribute, errs: &mut Errors) -> Op
                     t => (t, false),
                 };
                 by_ref = r;
-                if let (Some(msg), Some(pi), Some(ai)) = (
-                    &msg,
-                    last_ident(param_ty),
-                    msg.as_ref().and_then(last_ident),
-                ) {
-                    if pi != ai {
+                let by_mut_ref = matches!(&*m.ty, Type::Reference(r) if r.mutability.is_some());
+                if by_mut_ref {
+                    errs.spanned(
+                        &m.ty,
+                        "a handler takes its message by value (`msg: Msg`) or by shared reference (`msg: &Msg`), not `&mut Msg`",
+                    );
+                    ok = false;
+                }
+                if let Some(msg) = msg.as_ref().filter(|_| !by_mut_ref) {
+                    if !same_message(param_ty, msg) {
                         errs.spanned(
                             &m.ty,
                             format!(
-                                "this handler is declared for `{}` but its message parameter is `{}`",
+                                "this handler is declared for `{}` but its message parameter is `{}`; they must be the same type",
                                 msg.to_token_stream(),
                                 m.ty.to_token_stream()
                             ),

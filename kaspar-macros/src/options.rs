@@ -1,5 +1,5 @@
 //! `#[actor(...)]` on the struct: parse the options, implement
-//! `ActorConfig` (and `ExclusiveActor` unless `reentrant`).
+//! `ActorConfig`.
 //!
 //! Options:
 //! * `reentrant`: handlers take `&self`; the actor may be re-entered under
@@ -23,9 +23,14 @@ struct Options {
     name: Option<syn::LitStr>,
 }
 
-fn parse_options(args: TokenStream) -> syn::Result<Options> {
-    let metas = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args)?;
+/// The options that parsed, and the errors for those that did not: a
+/// misspelt option is reported without discarding the others.
+fn parse_options(args: TokenStream) -> (Options, Option<syn::Error>) {
     let mut opts = Options::default();
+    let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
+        Ok(m) => m,
+        Err(e) => return (opts, Some(e)),
+    };
     let mut errors: Option<syn::Error> = None;
     let mut push = |e: syn::Error| match &mut errors {
         Some(all) => all.combine(e),
@@ -60,10 +65,7 @@ fn parse_options(args: TokenStream) -> syn::Result<Options> {
             )),
         }
     }
-    match errors {
-        Some(e) => Err(e),
-        None => Ok(opts),
-    }
+    (opts, errors)
 }
 
 pub(crate) fn expand_struct(args: TokenStream, item: syn::ItemStruct) -> TokenStream {
@@ -91,20 +93,18 @@ fn expand_type(
     generics_err: Option<syn::Error>,
     item: TokenStream,
 ) -> TokenStream {
-    let opts = match (parse_options(args), generics_err) {
-        (Ok(o), None) => o,
-        (Ok(_), Some(e)) => {
-            let err = e.to_compile_error();
-            return quote!(#item #err);
+    let (opts, opts_err) = parse_options(args);
+    if let Some(mut e) = generics_err {
+        if let Some(o) = opts_err {
+            e.combine(o);
         }
-        (Err(mut e), g) => {
-            if let Some(g) = g {
-                e.combine(g);
-            }
-            let err = e.to_compile_error();
-            return quote!(#item #err);
-        }
-    };
+        let err = e.to_compile_error();
+        return quote!(#item #err);
+    }
+    // A bad option is reported, and the actor is still declared with the
+    // options that did parse, so the impl block and every use of the actor
+    // type-check and the option's error is the only one.
+    let opts_err = opts_err.map(|e| e.to_compile_error());
     let p = quote!(::kaspar::__private);
     let access = if opts.reentrant {
         quote!(#p::Shared)
@@ -128,7 +128,6 @@ fn expand_type(
         Some(_) => quote!(#p::Option::Some(#p::CyclePolicy::Conservative)),
         None => quote!(#p::Option::None),
     };
-    let exclusive = (!opts.reentrant).then(|| quote!(impl #p::ExclusiveActor for #ident {}));
     quote! {
         #item
 
@@ -139,6 +138,6 @@ fn expand_type(
             const POLICY: #p::Option<#p::CyclePolicy> = #policy;
         }
 
-        #exclusive
+        #opts_err
     }
 }

@@ -208,22 +208,38 @@ pub trait Handler<M>: Actor {
     fn open(env: Self::Msg) -> (M, ReplyTo<Self::Reply>);
 }
 
-/// Implemented by `#[actor]` for actors whose handlers take `&mut self`.
+/// The access modes whose handlers may take `&mut self`: [`Exclusive`]
+/// alone. Keyed on the mode rather than the actor so that an actor missing
+/// `#[actor]` on its struct is reported once, as that, and not also as
+/// reentrant.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is `#[actor(reentrant)]`, so its handlers must take `&self`, not `&mut self`",
+    message = "this actor is `#[actor(reentrant)]`, so its handlers must take `&self`, not `&mut self`",
     label = "`&mut self` handler on a reentrant actor",
     note = "a reentrant actor can be entered again while a handler further up the stack is running; a second `&mut` to its state would be undefined behaviour",
     note = "keep mutable state in `Cell`, `RefCell` or atomics and take `&self`, or drop `reentrant`"
 )]
-pub trait ExclusiveActor: ActorConfig<Access = Exclusive> {}
+pub trait ExclusiveMode: AccessMode {
+    /// The handler's reference, which in this mode is `&mut A`.
+    fn as_mut<'a, A: 'a>(r: Self::Ref<'a, A>) -> &'a mut A;
+}
+
+impl ExclusiveMode for Exclusive {
+    #[inline(always)]
+    fn as_mut<'a, A: 'a>(r: &'a mut A) -> &'a mut A {
+        r
+    }
+}
 
 /// The `&mut A` a `&mut self` handler needs. Fails to compile, with the
-/// message of [`ExclusiveActor`], on a reentrant actor.
+/// message of [`ExclusiveMode`], on a reentrant actor.
 #[doc(hidden)]
 #[inline(always)]
-pub fn exclusive_ref<A: ExclusiveActor>(r: AccessRef<'_, A>) -> &mut A {
-    r
+pub fn exclusive_ref<A: ActorConfig>(r: AccessRef<'_, A>) -> &mut A
+where
+    A::Access: ExclusiveMode,
+{
+    <A::Access as ExclusiveMode>::as_mut(r)
 }
 
 /// The `&A` a `&self` handler needs, in either mode.

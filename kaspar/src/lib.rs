@@ -60,8 +60,12 @@ mod ctx;
 mod deadlock;
 mod delivery;
 mod error;
+/// The guide's chapters, compiled as doctests (`cargo test --doc`).
+#[cfg(doctest)]
+mod guide;
 mod lock;
 pub mod mailbox;
+pub mod pool;
 mod reply;
 mod runloop;
 mod stats;
@@ -98,7 +102,7 @@ pub mod prelude {
 pub mod __private {
     pub use crate::actor::{
         exclusive_ref, shared_ref, AccessMode, AccessRef, Actor, ActorConfig, ClassId, Exclusive,
-        ExclusiveActor, Handler, Shared,
+        ExclusiveMode, Handler, Shared,
     };
     pub use crate::chain::CyclePolicy;
     pub use crate::ctx::Ctx;

@@ -1,0 +1,123 @@
+//! Helpers shared by the benches: the machine header, JSON-lines output and
+//! percentiles. Include with `#[path = "common/mod.rs"] mod common;`.
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// Whether the bench was started with `--quick` (smaller iteration counts).
+pub fn quick() -> bool {
+    std::env::args().any(|a| a == "--quick")
+}
+
+/// What the numbers were measured on.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    /// Cores this process may run on.
+    pub cores: usize,
+    /// The CPU model from `/proc/cpuinfo`, or `unknown`.
+    pub cpu: String,
+}
+
+impl Machine {
+    pub fn detect() -> Self {
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".to_string());
+        Machine { cores, cpu }
+    }
+
+    /// One markdown line naming the machine.
+    pub fn header(&self) -> String {
+        format!("_{} cores, {}_", self.cores, self.cpu)
+    }
+}
+
+/// Rows for `target/kaspar-bench/<name>.jsonl`, one JSON object per line
+/// with keys `table`, `case`, `metric`, `value`, `unit`.
+#[derive(Debug)]
+pub struct JsonLines {
+    name: &'static str,
+    lines: String,
+}
+
+impl JsonLines {
+    pub fn new(name: &'static str) -> Self {
+        JsonLines {
+            name,
+            lines: String::new(),
+        }
+    }
+
+    pub fn record(&mut self, table: &str, case: &str, metric: &str, value: f64, unit: &str) {
+        let value = if value.is_finite() { value } else { -1.0 };
+        let _ = writeln!(
+            self.lines,
+            "{{\"table\":{},\"case\":{},\"metric\":{},\"value\":{},\"unit\":{}}}",
+            json_str(table),
+            json_str(case),
+            json_str(metric),
+            value,
+            json_str(unit)
+        );
+    }
+
+    /// Writes the file (replacing the last run's) and returns its path.
+    pub fn write(&self) -> PathBuf {
+        let dir = bench_dir();
+        std::fs::create_dir_all(&dir).expect("create the bench output folder");
+        let path = dir.join(format!("{}.jsonl", self.name));
+        std::fs::write(&path, &self.lines).expect("write the bench JSON lines");
+        path
+    }
+}
+
+/// `$CARGO_TARGET_DIR/kaspar-bench`, or `target/kaspar-bench` in the
+/// workspace.
+pub fn bench_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("kaspar-bench")
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The `q` quantile (0..=1) of `values`, by nearest rank; sorts in place.
+pub fn percentile(values: &mut [f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let rank = (q.clamp(0.0, 1.0) * (values.len() - 1) as f64).round() as usize;
+    values[rank]
+}
+
+/// The median of `values`; sorts in place.
+pub fn median(values: &mut [f64]) -> f64 {
+    percentile(values, 0.5)
+}

@@ -2,15 +2,15 @@
 //! `#[handler]`.
 //!
 //! * `#[actor]` / `#[actor(options)]` on a struct declares an actor and
-//!   carries its options (see [`options`]).
+//!   carries its options (see `options`).
 //! * `#[actor]` on the struct's inherent impl block collects the
 //!   `#[handler(Msg)]` methods (and optional `#[started]` / `#[stopped]`
 //!   hooks) and generates the message enum, the `Actor` impl whose dispatch
 //!   is a `match`, and one `Handler<Msg>` impl per handler.
 //!
-//! Work is split by stage: [`options`] parses and expands the struct
-//! attribute; [`model`] parses and validates an impl block into a typed
-//! model (keeping spans so errors point at the user's code); [`expand`]
+//! Work is split by stage: `options` parses and expands the struct
+//! attribute; `model` parses and validates an impl block into a typed
+//! model (keeping spans so errors point at the user's code); `expand`
 //! turns the model into code. Every mistake found is reported at once; on
 //! error the user's item is still emitted so IDEs keep working.
 //! Generated code names the runtime only through `::kaspar::__private`.
@@ -22,6 +22,7 @@ use quote::ToTokens;
 use syn::{parse_macro_input, Item};
 
 mod expand;
+mod group;
 mod model;
 mod options;
 
@@ -69,6 +70,15 @@ pub fn actor(args: TokenStream, item: TokenStream) -> TokenStream {
         .to_compile_error(),
     }
     .into()
+}
+
+/// Declares an actor group: a struct whose fields are the members'
+/// addresses (`name: Addr<Member>`). The members run on one thread behind
+/// one shared queue; see `kaspar::GroupSpec`.
+#[proc_macro_attribute]
+pub fn group(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = parse_macro_input!(item as syn::ItemStruct);
+    group::expand(TokenStream2::from(args), item).into()
 }
 
 /// Marks a method of an `#[actor]` impl block as the handler of one message

@@ -118,7 +118,7 @@ fn expand_type(
     let mailbox = match &opts.mailbox {
         Some(expr) => quote! {{
             #[allow(unused_imports)]
-            use ::kaspar::mailbox::MailboxKind;
+            use ::kaspar::mailbox::{MailboxKind, WhenFull};
             #p::Option::Some(#expr)
         }},
         None => quote!(#p::Option::None),

@@ -120,7 +120,7 @@ impl<A: Actor> Addr<A> {
     where
         A: Handler<M>,
     {
-        match self.cell.mailbox.push(envelope) {
+        match self.cell.inbox.push(envelope) {
             Ok(len) => {
                 self.cell.shared_counters().saw_len(len);
                 Ok(())
@@ -136,7 +136,7 @@ where
     R: Send + 'static,
 {
     fn deliver(&self, reply: R) {
-        match self.mailbox.push(S::envelope(reply, ReplyTo::nobody())) {
+        match self.inbox.push(S::envelope(reply, ReplyTo::nobody())) {
             Ok(len) => self.shared_counters().saw_len(len),
             Err(_) => SharedCounters::bump(&self.shared_counters().dead_letters),
         }

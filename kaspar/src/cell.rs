@@ -30,8 +30,8 @@ use crate::chain::{self, CallChain, ChainGuard, CyclePolicy, Frame};
 use crate::clock::Clock;
 use crate::deadlock::{self, WaitEdge};
 use crate::error::Target;
+use crate::inbox::Inbox;
 use crate::lock::{ActorLock, Wait};
-use crate::mailbox::Mailbox;
 use crate::stats::{SharedCounters, Stats};
 
 /// Why an entry was refused. The operation turns it into its own error.
@@ -50,7 +50,7 @@ pub(crate) struct ActorCell<A: Actor> {
     state: UnsafeCell<A>,
     pub(crate) id: ActorId,
     pub(crate) policy: CyclePolicy,
-    pub(crate) mailbox: Mailbox<A::Msg>,
+    pub(crate) inbox: Inbox<A>,
     pub(crate) clock: Clock,
 }
 
@@ -58,7 +58,7 @@ pub(crate) struct ActorCell<A: Actor> {
 // access across threads with `lock` (module docs), so sharing the cell
 // between threads moves `A` between them but never shares it: `A: Send`
 // (an `ActorConfig` bound) is what that needs. The other fields are Sync.
-unsafe impl<A: Actor> Sync for ActorCell<A> where Mailbox<A::Msg>: Sync {}
+unsafe impl<A: Actor> Sync for ActorCell<A> where Inbox<A>: Sync {}
 
 /// Proof that the calling thread holds an actor's lock and has its frame on
 /// the call chain. Dropping it pops the frame and, if this entry took the
@@ -76,7 +76,7 @@ impl<A: Actor> ActorCell<A> {
         actor: A,
         lock: Arc<ActorLock>,
         policy: CyclePolicy,
-        mailbox: Mailbox<A::Msg>,
+        inbox: Inbox<A>,
         clock: Clock,
     ) -> Self {
         ActorCell {
@@ -86,7 +86,7 @@ impl<A: Actor> ActorCell<A> {
             state: UnsafeCell::new(actor),
             id: ActorId::next(),
             policy,
-            mailbox,
+            inbox,
             clock,
         }
     }
@@ -128,17 +128,22 @@ impl<A: Actor> ActorCell<A> {
         wait: Wait,
     ) -> Result<Entered<'_, A>, Refusal> {
         let reentrant = <A::Access as AccessMode>::REENTRANT;
-        if let Err(chain) = chain::check(self.id, class, reentrant, policy) {
-            SharedCounters::bump(&self.stats.shared.cycles);
-            return Err(Refusal::Cycle(chain));
-        }
-        let me = chain::thread_token();
+        // The frame goes on the chain before the lock is tried; a refused
+        // entry drops the guard, which pops it again.
+        let (me, mut frame) = match chain::enter(self.frame(class), reentrant, policy) {
+            Ok(entry) => entry,
+            Err(chain) => {
+                SharedCounters::bump(&self.stats.shared.cycles);
+                return Err(Refusal::Cycle(chain));
+            }
+        };
         let fresh = if self.lock.held_by(me) {
             // Nested entry. The chain check above proved this actor's state
             // is not borrowed as `&mut` on this thread. A per-actor lock of
             // an `Exclusive` actor held by this thread would contradict the
             // chain invariant; refuse rather than trust it.
             if !(self.lock.is_group() || reentrant) {
+                drop(frame);
                 SharedCounters::bump(&self.stats.shared.cycles);
                 return Err(Refusal::Cycle(chain::snapshot()));
             }
@@ -146,10 +151,15 @@ impl<A: Actor> ActorCell<A> {
         } else if self.lock.try_acquire(me) {
             true
         } else {
+            // Waiting: take the frame off while blocked, so the deadlock
+            // registry records only what this thread actually holds.
+            drop(frame);
             self.wait_for_lock(me, wait)?;
+            frame = chain::push(self.frame(class));
             true
         };
         if self.stopped.load(Ordering::Relaxed) {
+            drop(frame);
             if fresh {
                 self.lock.release();
             }
@@ -159,7 +169,7 @@ impl<A: Actor> ActorCell<A> {
             cell: self,
             fresh,
             counted: class != ClassId::LIFECYCLE,
-            _frame: chain::push(self.frame(class)),
+            _frame: frame,
         })
     }
 
@@ -185,53 +195,68 @@ impl<A: Actor> ActorCell<A> {
         Ok(())
     }
 
-    /// Takes the lock for a run loop's batch. The run loop's thread holds no
-    /// other actor's lock, so it cannot close a wait cycle and waits plainly.
-    pub(crate) fn lock_batch(&self) -> BatchLock<'_, A> {
+    /// Takes this actor's lock for a run loop's batch (see [`Held`]).
+    pub(crate) fn hold(&self) -> Held<'_> {
+        Held::acquire(&self.lock)
+    }
+
+    /// Enters for one queued message of `class`, under a lock the calling
+    /// run loop already holds. The run loop's chain is empty between
+    /// messages, so there is nothing to check.
+    ///
+    /// # Panics
+    ///
+    /// If `held` is not this actor's lock: entering without it would be
+    /// unsound, so this is checked, not assumed.
+    #[inline]
+    pub(crate) fn enter_held<'h>(&'h self, held: &'h Held<'_>, class: ClassId) -> Entered<'h, A> {
+        assert!(
+            std::ptr::eq(held.lock, &*self.lock),
+            "kaspar: run loop entered an actor under a lock that is not its own"
+        );
+        Entered {
+            cell: self,
+            fresh: false,
+            counted: class != ClassId::LIFECYCLE,
+            _frame: chain::push(self.frame(class)),
+        }
+    }
+
+    /// Marks the actor stopped; later entries get `Closed`.
+    pub(crate) fn mark_stopped(&self, _held: &Held<'_>) {
+        self.stopped.store(true, Ordering::Release);
+    }
+}
+
+/// A run loop's hold on an actor's (or a group's) lock for one batch of
+/// queued messages. The run loop's thread holds no other lock, so it cannot
+/// close a wait cycle and waits plainly.
+pub(crate) struct Held<'a> {
+    lock: &'a ActorLock,
+    me: usize,
+}
+
+impl<'a> Held<'a> {
+    pub(crate) fn acquire(lock: &'a ActorLock) -> Self {
         let me = chain::thread_token();
         debug_assert!(
             chain::snapshot().is_empty(),
             "run loop entered with a chain"
         );
-        self.lock.park_acquire(me);
-        BatchLock { cell: self, me }
-    }
-
-    /// Marks the actor stopped; later entries get `Closed`.
-    pub(crate) fn mark_stopped(&self, _held: &BatchLock<'_, A>) {
-        self.stopped.store(true, Ordering::Release);
-    }
-}
-
-/// A run loop's hold on the lock for one batch of queued messages.
-pub(crate) struct BatchLock<'a, A: Actor> {
-    cell: &'a ActorCell<A>,
-    me: usize,
-}
-
-impl<'a, A: Actor> BatchLock<'a, A> {
-    /// Enters for one queued message of `class`. The run loop's chain is
-    /// empty between messages, so there is nothing to check.
-    #[inline]
-    pub(crate) fn enter(&self, class: ClassId) -> Entered<'a, A> {
-        Entered {
-            cell: self.cell,
-            fresh: false,
-            counted: class != ClassId::LIFECYCLE,
-            _frame: chain::push(self.cell.frame(class)),
-        }
+        lock.park_acquire(me);
+        Held { lock, me }
     }
 
     /// Lets a parked synchronous caller in between two messages.
     #[inline]
     pub(crate) fn bump(&self) {
-        self.cell.lock.bump(self.me);
+        self.lock.bump(self.me);
     }
 }
 
-impl<A: Actor> Drop for BatchLock<'_, A> {
+impl Drop for Held<'_> {
     fn drop(&mut self) {
-        self.cell.lock.release();
+        self.lock.release();
     }
 }
 

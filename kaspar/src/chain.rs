@@ -139,29 +139,38 @@ fn assign_token(t: &ThreadState) -> usize {
     tok
 }
 
-/// Would entering `(actor, class)` close a cycle on this thread?
+/// The cycle check and the frame push in one visit to thread-local storage:
+/// on success returns this thread's token and the guard that pops `frame`.
 ///
 /// `reentrant` is whether the target's handlers take `&self`. Returns the
-/// chain snapshot when the entry is refused.
+/// chain snapshot (without `frame`) when the entry is refused.
 #[inline]
-pub(crate) fn check(
-    actor: ActorId,
-    class: ClassId,
+pub(crate) fn enter(
+    frame: Frame,
     reentrant: bool,
     policy: CyclePolicy,
-) -> Result<(), CallChain> {
-    let hit = THREAD.with(|t| {
-        let chain = t.chain.borrow();
+) -> Result<(usize, ChainGuard), CallChain> {
+    THREAD.with(|t| {
+        let mut chain = t.chain.borrow_mut();
         let by_pair = reentrant && policy == CyclePolicy::Permissive;
-        chain
+        if chain
             .iter()
-            .any(|f| f.actor == actor && (!by_pair || f.class == class))
-    });
-    if hit {
-        Err(snapshot())
-    } else {
-        Ok(())
-    }
+            .any(|f| f.actor == frame.actor && (!by_pair || f.class == frame.class))
+        {
+            return Err(CallChain {
+                frames: chain.clone(),
+            });
+        }
+        chain.push(frame);
+        let tok = t.token.get();
+        let tok = if tok != 0 { tok } else { assign_token(t) };
+        Ok((
+            tok,
+            ChainGuard {
+                _not_send: std::marker::PhantomData,
+            },
+        ))
+    })
 }
 
 /// A copy of this thread's chain.
@@ -207,22 +216,36 @@ mod tests {
         }
     }
 
+    fn admits(actor: u64, class: u16, reentrant: bool, policy: CyclePolicy) -> bool {
+        enter(frame(actor, class), reentrant, policy).is_ok()
+    }
+
     #[test]
     fn conservative_keys_on_actor() {
         let _a = push(frame(1, 0));
         let _b = push(frame(2, 0));
-        assert!(check(ActorId(1), ClassId::new(5), true, CyclePolicy::Conservative).is_err());
-        assert!(check(ActorId(3), ClassId::new(0), true, CyclePolicy::Conservative).is_ok());
+        assert!(!admits(1, 5, true, CyclePolicy::Conservative));
+        assert!(admits(3, 0, true, CyclePolicy::Conservative));
+        assert_eq!(snapshot().len(), 2, "an admitted entry pops on drop");
     }
 
     #[test]
     fn permissive_keys_on_pair_only_for_reentrant() {
         let _a = push(frame(1, 0));
         let _b = push(frame(2, 1));
-        assert!(check(ActorId(1), ClassId::new(2), true, CyclePolicy::Permissive).is_ok());
-        assert!(check(ActorId(1), ClassId::new(0), true, CyclePolicy::Permissive).is_err());
+        assert!(admits(1, 2, true, CyclePolicy::Permissive));
+        assert!(!admits(1, 0, true, CyclePolicy::Permissive));
         // a `&mut self` actor is never re-entered, whatever the policy
-        assert!(check(ActorId(1), ClassId::new(2), false, CyclePolicy::Permissive).is_err());
+        assert!(!admits(1, 2, false, CyclePolicy::Permissive));
+    }
+
+    #[test]
+    fn a_refusal_reports_the_chain_without_the_target() {
+        let _a = push(frame(1, 0));
+        let Err(chain) = enter(frame(1, 0), false, CyclePolicy::Conservative) else {
+            panic!("re-entry admitted")
+        };
+        assert_eq!(chain.frames(), &[frame(1, 0)]);
     }
 
     #[test]

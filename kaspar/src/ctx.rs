@@ -49,6 +49,6 @@ impl<'a, A: Actor> Ctx<'a, A> {
     /// accepting, what it already accepted is still handled, then the
     /// `#[stopped]` hook runs and its thread exits.
     pub fn stop(&self) {
-        self.cell.mailbox.close();
+        self.cell.inbox.close();
     }
 }

@@ -60,9 +60,11 @@ mod ctx;
 mod deadlock;
 mod delivery;
 mod error;
+mod group;
 /// The guide's chapters, compiled as doctests (`cargo test --doc`).
 #[cfg(doctest)]
 mod guide;
+mod inbox;
 mod lock;
 pub mod mailbox;
 pub mod pool;
@@ -83,17 +85,18 @@ pub use ctx::Ctx;
 pub use deadlock::WaitEdge;
 pub use delivery::Call;
 pub use error::{AskError, Delivered, FastSendError, SendError, Target};
-pub use kaspar_macros::{actor, handler};
-pub use mailbox::{IdleWait, MailboxKind};
+pub use group::GroupSpec;
+pub use kaspar_macros::{actor, group, handler};
+pub use mailbox::{IdleWait, MailboxKind, WhenFull};
 pub use reply::{Ask, ReplyTo};
 pub use stats::ActorStats;
-pub use system::{ShutdownReport, Spawn, System, SystemConfig};
+pub use system::{GroupSpawn, ShutdownReport, Spawn, System, SystemConfig};
 
 /// Everything a typical actor module needs.
 pub mod prelude {
     pub use crate::{
-        actor, handler, Addr, Ctx, CyclePolicy, Delivered, FastSendError, IdleWait, MailboxKind,
-        SendError, System,
+        actor, group, handler, Addr, Ctx, CyclePolicy, Delivered, FastSendError, IdleWait,
+        MailboxKind, SendError, System,
     };
 }
 
@@ -106,6 +109,7 @@ pub mod __private {
     };
     pub use crate::chain::CyclePolicy;
     pub use crate::ctx::Ctx;
+    pub use crate::group::{GroupBuilder, GroupHold, GroupSpec};
     pub use crate::mailbox::MailboxKind;
     pub use crate::reply::ReplyTo;
     pub use core::option::Option;

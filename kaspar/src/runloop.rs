@@ -10,7 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::actor::{Actor, ClassId};
-use crate::cell::ActorCell;
+use crate::cell::{ActorCell, Held};
 use crate::ctx::Ctx;
 use crate::mailbox::{Drained, IdleWait};
 use crate::stats::SharedCounters;
@@ -26,60 +26,72 @@ pub(crate) struct LoopConfig {
 /// runs `stopped` and marks the actor stopped.
 pub(crate) fn run<A: Actor>(cell: Arc<ActorCell<A>>, config: LoopConfig) {
     if A::HAS_STARTED {
-        lifecycle(&cell, |this, ctx| A::started(this, ctx));
+        start_under(&cell, &cell.hold());
     }
+    let mailbox = cell
+        .inbox
+        .own()
+        .expect("kaspar: a standalone actor owns its mailbox");
     let mut batch: Vec<A::Msg> = Vec::with_capacity(config.max_batch.min(4096));
     loop {
-        match cell
-            .mailbox
-            .pop_batch(&mut batch, config.max_batch, config.idle)
-        {
+        match mailbox.pop_batch(&mut batch, config.max_batch, config.idle) {
             Drained::Closed => break,
             Drained::Got(_) => serve(&cell, &mut batch),
         }
     }
-    let held = cell.lock_batch();
+    let held = cell.hold();
+    stop_under(&cell, &held);
+}
+
+/// Runs `stopped` under `held` and marks the actor stopped.
+pub(crate) fn stop_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
     {
-        let mut entered = held.enter(ClassId::LIFECYCLE);
-        let mut ctx = Ctx::new(&cell);
+        let mut entered = cell.enter_held(held, ClassId::LIFECYCLE);
+        let mut ctx = Ctx::new(cell);
         if catch_unwind(AssertUnwindSafe(|| A::stopped(entered.access(), &mut ctx))).is_err() {
             SharedCounters::bump(&cell.stats.shared.panics);
         }
     }
-    cell.mark_stopped(&held);
+    cell.mark_stopped(held);
+}
+
+/// Runs `started` under `held`.
+pub(crate) fn start_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
+    if !A::HAS_STARTED {
+        return;
+    }
+    let mut entered = cell.enter_held(held, ClassId::LIFECYCLE);
+    let mut ctx = Ctx::new(cell);
+    if catch_unwind(AssertUnwindSafe(|| A::started(entered.access(), &mut ctx))).is_err() {
+        SharedCounters::bump(&cell.stats.shared.panics);
+    }
+}
+
+/// Handles one queued message under `held`, seeding the chain with it.
+#[inline]
+pub(crate) fn serve_one<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg) {
+    let mut entered = cell.enter_held(held, A::class_of(&msg));
+    let mut ctx = Ctx::new(cell);
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        A::dispatch(entered.access(), msg, &mut ctx)
+    }));
+    drop(entered);
+    if run.is_err() {
+        // Resume: the state is kept, the next message is served.
+        SharedCounters::bump(&cell.stats.shared.panics);
+    }
 }
 
 /// Handles a drained batch under one lock acquisition.
 #[inline]
 pub(crate) fn serve<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>) {
-    let held = cell.lock_batch();
-    let mut ctx = Ctx::new(cell);
+    let held = cell.hold();
     let mut first = true;
     for msg in batch.drain(..) {
         if !first {
             held.bump();
         }
         first = false;
-        let mut entered = held.enter(A::class_of(&msg));
-        let run = catch_unwind(AssertUnwindSafe(|| {
-            A::dispatch(entered.access(), msg, &mut ctx)
-        }));
-        drop(entered);
-        if run.is_err() {
-            // Resume: the state is kept, the next message is served.
-            SharedCounters::bump(&cell.stats.shared.panics);
-        }
-    }
-}
-
-fn lifecycle<A: Actor>(
-    cell: &Arc<ActorCell<A>>,
-    hook: impl FnOnce(crate::actor::AccessRef<'_, A>, &mut Ctx<'_, A>),
-) {
-    let held = cell.lock_batch();
-    let mut entered = held.enter(ClassId::LIFECYCLE);
-    let mut ctx = Ctx::new(cell);
-    if catch_unwind(AssertUnwindSafe(|| hook(entered.access(), &mut ctx))).is_err() {
-        SharedCounters::bump(&cell.stats.shared.panics);
+        serve_one(cell, &held, msg);
     }
 }

@@ -16,6 +16,8 @@ use crate::addr::Addr;
 use crate::cell::ActorCell;
 use crate::chain::CyclePolicy;
 use crate::clock::Clock;
+use crate::group::{self, GroupSpec};
+use crate::inbox::Inbox;
 use crate::lock::ActorLock;
 use crate::mailbox::{IdleWait, Mailbox, MailboxKind};
 use crate::runloop::{self, LoopConfig};
@@ -120,6 +122,37 @@ impl System {
         }
     }
 
+    /// Prepares a group: its members (in the `#[group]` struct's field
+    /// order) run on one thread behind one queue. Call
+    /// [`start`](GroupSpawn::start) on the result.
+    pub fn spawn_group<G: GroupSpec>(&self, members: G::Members) -> GroupSpawn<'_, G> {
+        let c = &self.inner.config;
+        GroupSpawn {
+            system: self,
+            members,
+            mailbox: c.mailbox,
+            policy: c.policy,
+            looping: LoopConfig {
+                idle: c.idle,
+                max_batch: c.max_batch.max(1),
+            },
+        }
+    }
+
+    /// Registers a started thread, or, if the system has already shut down,
+    /// closes and joins it at once.
+    fn register(&self, running: Running) {
+        let inner = &self.inner;
+        let mut list = inner.running.lock();
+        if inner.closed.load(Ordering::SeqCst) {
+            drop(list);
+            (running.close)();
+            let _ = running.thread.join();
+        } else {
+            list.push(running);
+        }
+    }
+
     /// Stops every actor in order and joins their threads: mailboxes stop
     /// accepting, each actor handles what it had already accepted, runs its
     /// `#[stopped]` hook, and exits. Idempotent.
@@ -213,7 +246,7 @@ impl<'s, A: Actor> Spawn<'s, A> {
             self.actor,
             Arc::new(ActorLock::new(false)),
             self.policy,
-            Mailbox::new(self.mailbox),
+            Inbox::Own(Mailbox::new(self.mailbox)),
             inner.config.clock.clone(),
         ));
         let addr = Addr::from_cell(Arc::clone(&cell));
@@ -224,20 +257,86 @@ impl<'s, A: Actor> Spawn<'s, A> {
             .spawn(move || runloop::run(thread_cell, looping))
             .expect("kaspar: the OS refused to spawn an actor thread");
         let close_cell = Arc::clone(&cell);
-        let running = Running {
+        self.system.register(Running {
             id: cell.id,
             name: <A as ActorConfig>::NAME,
-            close: Box::new(move || close_cell.mailbox.close()),
+            close: Box::new(move || close_cell.inbox.close()),
             thread,
-        };
-        let mut list = inner.running.lock();
-        if inner.closed.load(Ordering::SeqCst) {
-            drop(list);
-            (running.close)();
-            let _ = running.thread.join();
-        } else {
-            list.push(running);
-        }
+        });
         addr
+    }
+}
+
+/// A group about to be started; set its options, then
+/// [`start`](GroupSpawn::start).
+#[must_use = "the group runs only once `start` is called"]
+pub struct GroupSpawn<'s, G: GroupSpec> {
+    system: &'s System,
+    members: G::Members,
+    mailbox: MailboxKind,
+    policy: CyclePolicy,
+    looping: LoopConfig,
+}
+
+impl<G: GroupSpec> fmt::Debug for GroupSpawn<'_, G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GroupSpawn")
+            .field("group", &G::NAME)
+            .field("mailbox", &self.mailbox)
+            .field("policy", &self.policy)
+            .finish()
+    }
+}
+
+impl<G: GroupSpec> GroupSpawn<'_, G> {
+    /// The kind of the group's one shared queue.
+    pub fn mailbox(mut self, kind: MailboxKind) -> Self {
+        self.mailbox = kind;
+        self
+    }
+
+    /// The cycle policy of members that do not declare one.
+    pub fn policy(mut self, policy: CyclePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// How the group's thread waits while idle.
+    pub fn idle(mut self, idle: IdleWait) -> Self {
+        self.looping.idle = idle;
+        self
+    }
+
+    /// Most messages handled per lock acquisition.
+    pub fn max_batch(mut self, n: usize) -> Self {
+        self.looping.max_batch = n.max(1);
+        self
+    }
+
+    /// Starts the group's thread and returns the members' addresses. Every
+    /// member's `#[started]` hook runs on that thread, in field order,
+    /// before the first message.
+    pub fn start(self) -> G {
+        let clock = self.system.inner.config.clock.clone();
+        let (spec, core, lock) = group::build::<G>(
+            self.members,
+            Mailbox::new(self.mailbox),
+            self.policy,
+            &clock,
+        );
+        let thread_spec = spec.duplicate();
+        let thread_core = Arc::clone(&core);
+        let looping = self.looping;
+        let thread = std::thread::Builder::new()
+            .name(format!("kaspar:group:{}", G::NAME))
+            .spawn(move || group::run(thread_spec, thread_core, lock, looping))
+            .expect("kaspar: the OS refused to spawn a group thread");
+        self.system.register(Running {
+            id: ActorId::next(),
+            name: G::NAME,
+            close: Box::new(move || group::close(&core)),
+            thread,
+        });
+        spec
     }
 }

@@ -1,0 +1,235 @@
+//! Actor groups (paper §7.5): several actors on one thread behind one
+//! shared queue.
+//!
+//! Declared with `#[group]` on a struct of member addresses:
+//!
+//! ```
+//! use kaspar::prelude::*;
+//! # pub struct Tick(pub u64);
+//! # #[actor] pub struct Feed { seen: u64 }
+//! # #[actor] impl Feed {
+//! #     #[handler(Tick)] fn tick(&mut self, t: Tick, _c: &mut Ctx<Self>) -> u64 { self.seen += t.0; self.seen }
+//! # }
+//! # #[actor] pub struct Book { n: u64 }
+//! # #[actor] impl Book {
+//! #     #[handler(Tick)] fn tick(&mut self, _t: Tick, _c: &mut Ctx<Self>) -> u64 { self.n += 1; self.n }
+//! # }
+//! #[group]
+//! pub struct Pipeline {
+//!     pub feed: Addr<Feed>,
+//!     pub book: Addr<Book>,
+//! }
+//!
+//! let system = System::new();
+//! let p: Pipeline = system.spawn_group::<Pipeline>((Feed { seen: 0 }, Book { n: 0 })).start();
+//! p.feed.send(Tick(1)).unwrap();
+//! assert_eq!(p.book.fast_send(Tick(1)).unwrap(), 1);
+//! ```
+//!
+//! * Every message for any member — from outside, or from one member to
+//!   another — goes through the group's single queue, so the group sees one
+//!   total order of its inputs. A member's envelope is the group's message
+//!   enum (one variant per member, holding that member's own enum): no
+//!   allocation per message.
+//! * The group thread holds the group's lock while it handles a batch. All
+//!   members share that lock, so a `fast_send` from one member to another on
+//!   the group thread is *nested* entry: no second lock, no atomic
+//!   read-modify-write, only the call-chain check and the handler call.
+//! * A `fast_send` from any other thread takes the group's lock like any
+//!   actor's: exclusive access holds for every member, on every thread.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::actor::Actor;
+use crate::addr::Addr;
+use crate::cell::{ActorCell, Held};
+use crate::chain::CyclePolicy;
+use crate::clock::Clock;
+use crate::error::SendError;
+use crate::inbox::{GroupSink, Inbox};
+use crate::lock::ActorLock;
+use crate::mailbox::{Drained, Mailbox};
+use crate::runloop::{self, LoopConfig};
+
+/// A group's members and dispatch. Implemented by `#[group]`.
+pub trait GroupSpec: Sized + Send + 'static {
+    /// The group's message enum: one variant per member.
+    type Msg: Send + 'static;
+    /// The member actors' initial states, in field order.
+    type Members: Send + 'static;
+    /// The group's name, for threads and errors.
+    const NAME: &'static str;
+
+    /// Creates every member's cell through `builder`.
+    #[doc(hidden)]
+    fn build(members: Self::Members, builder: &mut GroupBuilder<'_, Self>) -> Self;
+    /// A second handle to the same members, for the group's thread.
+    #[doc(hidden)]
+    fn duplicate(&self) -> Self;
+    /// Routes one queued message to its member.
+    #[doc(hidden)]
+    fn dispatch(&self, msg: Self::Msg, held: &GroupHold<'_>);
+    /// Runs every member's `started` hook, in field order.
+    #[doc(hidden)]
+    fn started(&self, held: &GroupHold<'_>);
+    /// Runs every member's `stopped` hook, in field order.
+    #[doc(hidden)]
+    fn stopped(&self, held: &GroupHold<'_>);
+}
+
+/// The group's queue and lock, shared by its members' cells.
+pub(crate) struct GroupCore<G: GroupSpec> {
+    mailbox: Mailbox<G::Msg>,
+}
+
+struct MemberSink<G: GroupSpec, A: Actor> {
+    core: Arc<GroupCore<G>>,
+    wrap: fn(A::Msg) -> G::Msg,
+    unwrap: fn(G::Msg) -> A::Msg,
+}
+
+impl<G: GroupSpec, A: Actor> GroupSink<A> for MemberSink<G, A> {
+    #[inline]
+    fn push(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
+        self.core
+            .mailbox
+            .push((self.wrap)(msg))
+            .map_err(|e| e.map(self.unwrap))
+    }
+}
+
+/// Creates member cells while a group is built. Used by `#[group]` code.
+#[doc(hidden)]
+pub struct GroupBuilder<'a, G: GroupSpec> {
+    core: &'a Arc<GroupCore<G>>,
+    lock: &'a Arc<ActorLock>,
+    policy: CyclePolicy,
+    clock: &'a Clock,
+}
+
+impl<G: GroupSpec> fmt::Debug for GroupBuilder<'_, G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "GroupBuilder({})", G::NAME)
+    }
+}
+
+impl<G: GroupSpec> GroupBuilder<'_, G> {
+    /// Makes `actor` a member whose messages are wrapped by `wrap`.
+    pub fn member<A: Actor>(
+        &mut self,
+        actor: A,
+        wrap: fn(A::Msg) -> G::Msg,
+        unwrap: fn(G::Msg) -> A::Msg,
+    ) -> Addr<A> {
+        let sink: Arc<dyn GroupSink<A>> = Arc::new(MemberSink::<G, A> {
+            core: Arc::clone(self.core),
+            wrap,
+            unwrap,
+        });
+        let cell = ActorCell::new(
+            actor,
+            Arc::clone(self.lock),
+            A::POLICY.unwrap_or(self.policy),
+            Inbox::Group {
+                sink,
+                closed: Default::default(),
+            },
+            self.clock.clone(),
+        );
+        Addr::from_cell(Arc::new(cell))
+    }
+}
+
+/// The group thread's hold on the group lock. Used by `#[group]` code.
+#[doc(hidden)]
+pub struct GroupHold<'a> {
+    held: Held<'a>,
+}
+
+impl fmt::Debug for GroupHold<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("GroupHold")
+    }
+}
+
+impl GroupHold<'_> {
+    /// Handles one queued message of `member`.
+    #[inline]
+    pub fn serve<A: Actor>(&self, member: &Addr<A>, msg: A::Msg) {
+        runloop::serve_one(&member.cell, &self.held, msg);
+    }
+
+    /// Runs `member`'s `started` hook.
+    pub fn started<A: Actor>(&self, member: &Addr<A>) {
+        runloop::start_under(&member.cell, &self.held);
+    }
+
+    /// Runs `member`'s `stopped` hook and marks it stopped.
+    pub fn stopped<A: Actor>(&self, member: &Addr<A>) {
+        member.cell.inbox.close();
+        runloop::stop_under(&member.cell, &self.held);
+    }
+}
+
+/// Builds a group's cells: its queue, its lock, one cell per member.
+pub(crate) fn build<G: GroupSpec>(
+    members: G::Members,
+    mailbox: Mailbox<G::Msg>,
+    policy: CyclePolicy,
+    clock: &Clock,
+) -> (G, Arc<GroupCore<G>>, Arc<ActorLock>) {
+    let core = Arc::new(GroupCore { mailbox });
+    let lock = Arc::new(ActorLock::new(true));
+    let mut builder = GroupBuilder {
+        core: &core,
+        lock: &lock,
+        policy,
+        clock,
+    };
+    let spec = G::build(members, &mut builder);
+    (spec, core, lock)
+}
+
+/// Closes the group's queue: members then refuse sends.
+pub(crate) fn close<G: GroupSpec>(core: &GroupCore<G>) {
+    core.mailbox.close();
+}
+
+/// The group thread: `started` hooks, then batches from the one queue under
+/// the one lock until the queue is closed and empty, then `stopped` hooks.
+pub(crate) fn run<G: GroupSpec>(
+    spec: G,
+    core: Arc<GroupCore<G>>,
+    lock: Arc<ActorLock>,
+    config: LoopConfig,
+) {
+    spec.started(&GroupHold {
+        held: Held::acquire(&lock),
+    });
+    let mut batch: Vec<G::Msg> = Vec::with_capacity(config.max_batch.min(4096));
+    loop {
+        match core
+            .mailbox
+            .pop_batch(&mut batch, config.max_batch, config.idle)
+        {
+            Drained::Closed => break,
+            Drained::Got(_) => {
+                let hold = GroupHold {
+                    held: Held::acquire(&lock),
+                };
+                let mut first = true;
+                for msg in batch.drain(..) {
+                    if !first {
+                        hold.held.bump();
+                    }
+                    first = false;
+                    spec.dispatch(msg, &hold);
+                }
+            }
+        }
+    }
+    spec.stopped(&GroupHold {
+        held: Held::acquire(&lock),
+    });
+}

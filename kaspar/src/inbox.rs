@@ -1,0 +1,67 @@
+//! Where an actor's queued messages go: its own mailbox, or its group's
+//! shared queue.
+//!
+//! A standalone actor owns a [`Mailbox`] of its own message enum. A group
+//! member has none: its messages are wrapped into the group's message enum
+//! and pushed on the group's one queue, which is what gives every message
+//! entering a group one total order. The wrap is a plain function pointer
+//! per member, reached through one indirect call; nothing is allocated.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crate::actor::Actor;
+use crate::error::SendError;
+use crate::mailbox::Mailbox;
+
+/// A group's queue, as one member sees it.
+pub(crate) trait GroupSink<A: Actor>: Send + Sync {
+    /// Wraps and pushes; hands the member's message back on failure.
+    fn push(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>>;
+}
+
+// The mailbox stays inline: boxing it would add a pointer chase to every
+// send to a standalone actor, and a cell is allocated once per actor.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Inbox<A: Actor> {
+    Own(Mailbox<A::Msg>),
+    Group {
+        sink: Arc<dyn GroupSink<A>>,
+        /// This member stopped accepting (`Ctx::stop`, or the group closed).
+        closed: AtomicBool,
+    },
+}
+
+impl<A: Actor> Inbox<A> {
+    #[inline]
+    pub(crate) fn push(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
+        match self {
+            Inbox::Own(mailbox) => mailbox.push(msg),
+            Inbox::Group { sink, closed } => {
+                if closed.load(Ordering::Acquire) {
+                    Err(SendError::Closed(msg))
+                } else {
+                    sink.push(msg)
+                }
+            }
+        }
+    }
+
+    /// Stops accepting. A standalone actor's run loop then drains and
+    /// stops; a group member's queued messages are still handled, and its
+    /// `stopped` hook runs when its group stops.
+    pub(crate) fn close(&self) {
+        match self {
+            Inbox::Own(mailbox) => mailbox.close(),
+            Inbox::Group { closed, .. } => closed.store(true, Ordering::Release),
+        }
+    }
+
+    /// The actor's own mailbox; `None` for a group member.
+    pub(crate) fn own(&self) -> Option<&Mailbox<A::Msg>> {
+        match self {
+            Inbox::Own(mailbox) => Some(mailbox),
+            Inbox::Group { .. } => None,
+        }
+    }
+}

@@ -44,7 +44,9 @@ pub struct Pinger {
 impl Pinger {
     #[handler(Serve)]
     fn serve(&mut self, msg: Serve, ctx: &mut Ctx<Self>) {
-        msg.ponger.request(Ping(0), &ctx.myself()).expect("ponger alive");
+        msg.ponger
+            .request(Ping(0), &ctx.myself())
+            .expect("ponger alive");
         self.game = Some(msg);
     }
 

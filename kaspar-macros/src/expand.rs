@@ -70,7 +70,7 @@ pub(crate) fn expand(model: &ActorImpl) -> TokenStream {
     );
     let message_enum = quote! {
         #[doc = #doc]
-        #[allow(private_interfaces, dead_code, missing_docs, clippy::large_enum_variant)]
+        #[allow(private_interfaces, dead_code, missing_docs, clippy::large_enum_variant, clippy::enum_variant_names)]
         pub enum #enum_ident {
             #( #variants(#msgs, #p::ReplyTo<#replies>), )*
         }

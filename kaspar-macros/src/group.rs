@@ -106,7 +106,7 @@ pub(crate) fn expand(args: TokenStream, item: ItemStruct) -> TokenStream {
         #item
 
         #[doc = #doc]
-        #[allow(private_interfaces, dead_code, missing_docs, clippy::large_enum_variant)]
+        #[allow(private_interfaces, dead_code, missing_docs, clippy::large_enum_variant, clippy::enum_variant_names)]
         #vis enum #enum_ident {
             #( #variants(<#actor_tys as #p::Actor>::Msg), )*
         }

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::timer::{self, TimerQueue};
+
 /// A point in time: nanoseconds since the Unix epoch.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Time(u64);
@@ -68,6 +70,14 @@ impl Clock {
             Clock::Virtual(v) => v.now(),
         }
     }
+
+    /// The timer queue that runs on this clock.
+    pub(crate) fn timers(&self) -> &TimerQueue {
+        match self {
+            Clock::System => timer::live(),
+            Clock::Virtual(v) => &v.0.timers,
+        }
+    }
 }
 
 fn system_now() -> Time {
@@ -82,28 +92,33 @@ fn system_now() -> Time {
 }
 
 /// A clock that moves only when [`advance_to`](VirtualClock::advance_to)
-/// or [`set`](VirtualClock::set) moves it. Clones share one time.
+/// moves it, with its own timer queue that only a
+/// [`Simulation`](crate::Simulation) fires. Clones share one time.
 #[derive(Clone, Debug, Default)]
-pub struct VirtualClock(Arc<AtomicU64>);
+pub struct VirtualClock(Arc<VirtualInner>);
+
+#[derive(Debug, Default)]
+struct VirtualInner {
+    now: AtomicU64,
+    timers: TimerQueue,
+}
 
 impl VirtualClock {
     /// A virtual clock reading `start`.
     pub fn new(start: Time) -> Self {
-        VirtualClock(Arc::new(AtomicU64::new(start.0)))
+        VirtualClock(Arc::new(VirtualInner {
+            now: AtomicU64::new(start.0),
+            timers: TimerQueue::default(),
+        }))
     }
 
     /// The current virtual time.
     pub fn now(&self) -> Time {
-        Time(self.0.load(Ordering::Acquire))
+        Time(self.0.now.load(Ordering::Acquire))
     }
 
     /// Moves forward to `t`; never moves back.
     pub fn advance_to(&self, t: Time) {
-        self.0.fetch_max(t.0, Ordering::AcqRel);
-    }
-
-    /// Sets the time, even backwards (for reuse between runs).
-    pub fn set(&self, t: Time) {
-        self.0.store(t.0, Ordering::Release);
+        self.0.now.fetch_max(t.0, Ordering::AcqRel);
     }
 }

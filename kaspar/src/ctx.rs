@@ -8,11 +8,13 @@
 //! property of the type rather than a convention.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::actor::Actor;
+use crate::actor::{Actor, Handler};
 use crate::addr::Addr;
 use crate::cell::ActorCell;
 use crate::clock::Time;
+use crate::timer::TimerId;
 
 /// What a handler may ask of the runtime. See the module docs for what it
 /// deliberately does not offer.
@@ -43,6 +45,48 @@ impl<'a, A: Actor> Ctx<'a, A> {
     /// through `Instant::now()`, and a simulated run is repeatable.
     pub fn now(&self) -> Time {
         self.cell.clock.now()
+    }
+
+    /// Delivers `msg` to this actor after `delay` on its clock, as an
+    /// ordinary queued message. Timers due at the same time arrive in the
+    /// order they were scheduled.
+    pub fn schedule_once<M>(&self, delay: Duration, msg: M) -> TimerId
+    where
+        A: Handler<M>,
+        M: Send + 'static,
+    {
+        let me = self.myself();
+        let mut msg = Some(msg);
+        let due = self.now().saturating_add(delay);
+        self.cell.clock.timers().schedule(
+            due,
+            None,
+            Box::new(move || match msg.take() {
+                Some(m) => me.send(m).is_ok(),
+                None => false,
+            }),
+        )
+    }
+
+    /// Delivers a clone of `msg` to this actor every `period`, the first
+    /// one `period` from now, until cancelled or the actor stops.
+    pub fn schedule_every<M>(&self, period: Duration, msg: M) -> TimerId
+    where
+        A: Handler<M>,
+        M: Clone + Send + 'static,
+    {
+        let me = self.myself();
+        let due = self.now().saturating_add(period);
+        self.cell.clock.timers().schedule(
+            due,
+            Some(period),
+            Box::new(move || me.send(msg.clone()).is_ok()),
+        )
+    }
+
+    /// Cancels a timer; false if it already fired or was cancelled.
+    pub fn cancel(&self, timer: TimerId) -> bool {
+        self.cell.clock.timers().cancel(timer)
     }
 
     /// Stops the actor once the current handler returns: its mailbox stops

@@ -196,6 +196,45 @@ pub(crate) fn close<G: GroupSpec>(core: &GroupCore<G>) {
     core.mailbox.close();
 }
 
+/// Handles everything queued for the group on the calling thread, batch by
+/// batch, until the queue is empty. Returns how many messages it handled.
+/// For the simulator, which runs a group without a thread of its own.
+pub(crate) fn drain<G: GroupSpec>(
+    spec: &G,
+    core: &GroupCore<G>,
+    lock: &ActorLock,
+    batch: &mut Vec<G::Msg>,
+    max_batch: usize,
+) -> usize {
+    let mut handled = 0;
+    while core.mailbox.try_pop_batch(batch, max_batch) > 0 {
+        let hold = GroupHold {
+            held: Held::acquire(lock),
+        };
+        for msg in batch.drain(..) {
+            handled += 1;
+            spec.dispatch(msg, &hold);
+        }
+    }
+    handled
+}
+
+/// Runs every member's `started` hook on the calling thread.
+pub(crate) fn start_members<G: GroupSpec>(spec: &G, lock: &ActorLock) {
+    spec.started(&GroupHold {
+        held: Held::acquire(lock),
+    });
+}
+
+/// Closes the queue and runs every member's `stopped` hook on the calling
+/// thread. The caller has drained the queue.
+pub(crate) fn stop_members<G: GroupSpec>(spec: &G, core: &GroupCore<G>, lock: &ActorLock) {
+    core.mailbox.close();
+    spec.stopped(&GroupHold {
+        held: Held::acquire(lock),
+    });
+}
+
 /// The group thread: `started` hooks, then batches from the one queue under
 /// the one lock until the queue is closed and empty, then `stopped` hooks.
 pub(crate) fn run<G: GroupSpec>(

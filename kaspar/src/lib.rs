@@ -65,15 +65,19 @@ mod group;
 #[cfg(doctest)]
 mod guide;
 mod inbox;
+#[cfg(feature = "journal")]
+pub mod journal;
 mod lock;
 pub mod mailbox;
 pub mod pool;
 mod reply;
 mod runloop;
+mod sim;
 mod stats;
 #[allow(dead_code, unused_imports)]
 mod sync;
 mod system;
+mod timer;
 
 pub use actor::{
     AccessMode, AccessRef, Actor, ActorConfig, ActorId, ClassId, Exclusive, Handler, Shared,
@@ -89,8 +93,10 @@ pub use group::GroupSpec;
 pub use kaspar_macros::{actor, group, handler};
 pub use mailbox::{IdleWait, MailboxKind, WhenFull};
 pub use reply::{Ask, ReplyTo};
+pub use sim::Simulation;
 pub use stats::ActorStats;
 pub use system::{GroupSpawn, ShutdownReport, Spawn, System, SystemConfig};
+pub use timer::TimerId;
 
 /// Everything a typical actor module needs.
 pub mod prelude {

@@ -153,17 +153,20 @@ impl System {
         }
     }
 
-    /// Stops every actor in order and joins their threads: mailboxes stop
-    /// accepting, each actor handles what it had already accepted, runs its
-    /// `#[stopped]` hook, and exits. Idempotent.
+    /// Stops every actor and group, newest first, one at a time: its
+    /// mailbox stops accepting, it handles what it had already accepted,
+    /// runs its `#[stopped]` hook, and its thread is joined before the next
+    /// one is closed. Sends to an actor already stopped are handed back as
+    /// `Closed`. Idempotent.
     pub fn shutdown(&self) -> ShutdownReport {
         self.inner.closed.store(true, Ordering::SeqCst);
         let running = std::mem::take(&mut *self.inner.running.lock());
-        for r in &running {
-            (r.close)();
-        }
         let mut report = ShutdownReport::default();
-        for r in running {
+        // Newest first, one at a time: an actor's downstream was usually
+        // spawned before it (its address had to exist), so it is still open
+        // while the upstream actor drains what it had accepted.
+        for r in running.into_iter().rev() {
+            (r.close)();
             match r.thread.join() {
                 Ok(()) => report.stopped.push((r.id, r.name)),
                 Err(_) => report.failed.push((r.id, r.name)),

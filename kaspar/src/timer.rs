@@ -38,6 +38,9 @@ struct State {
     /// (due, id): ids grow with scheduling order, so ties fire in it.
     heap: BinaryHeap<Reverse<(u64, u64)>>,
     entries: HashMap<u64, Entry>,
+    /// Timers whose closure is running outside the lock, and whether they
+    /// were cancelled meanwhile (a periodic one must then not re-arm).
+    firing: HashMap<u64, bool>,
     next_id: u64,
 }
 
@@ -73,7 +76,18 @@ impl TimerQueue {
     /// Cancels a pending timer; false if it already fired (one-shot) or
     /// was cancelled.
     pub(crate) fn cancel(&self, id: TimerId) -> bool {
-        self.state.lock().entries.remove(&id.0).is_some()
+        let mut st = self.state.lock();
+        if st.entries.remove(&id.0).is_some() {
+            return true;
+        }
+        match st.firing.get_mut(&id.0) {
+            // Firing right now: a periodic timer will not re-arm.
+            Some(cancelled @ false) => {
+                *cancelled = true;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The earliest due time of a pending timer.
@@ -105,13 +119,19 @@ impl TimerQueue {
         }
         let Reverse((_, id)) = st.heap.pop().expect("peeked");
         let mut entry = st.entries.remove(&id).expect("peeked a live entry");
+        if entry.period.is_some() {
+            st.firing.insert(id, false);
+        }
         drop(st);
         let alive = (entry.fire)();
-        if let (true, Some(period)) = (alive, entry.period) {
+        if let Some(period) = entry.period {
             let mut st = self.state.lock();
-            // Re-armed under the same id, due one period after it was due.
-            st.heap.push(Reverse((due.saturating_add(period), id)));
-            st.entries.insert(id, entry);
+            let cancelled = st.firing.remove(&id).unwrap_or(false);
+            if alive && !cancelled {
+                // Re-armed under the same id, due one period after it was due.
+                st.heap.push(Reverse((due.saturating_add(period), id)));
+                st.entries.insert(id, entry);
+            }
         }
         true
     }
@@ -135,6 +155,56 @@ impl TimerQueue {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    #[test]
+    fn a_periodic_timer_cancelled_while_it_fires_does_not_rearm() {
+        let q = Arc::new(TimerQueue::default());
+        let fired = Arc::new(AtomicU32::new(0));
+        let id = Arc::new(parking_lot::Mutex::new(None::<TimerId>));
+        let (q2, fired2, id2) = (Arc::clone(&q), Arc::clone(&fired), Arc::clone(&id));
+        // the firing closure cancels its own timer, as a handler would
+        // while the queue is between firing and re-arming
+        let t = q.schedule(
+            Time::from_nanos(10),
+            Some(Duration::from_nanos(10)),
+            Box::new(move || {
+                fired2.fetch_add(1, Ordering::Relaxed);
+                let id = id2.lock().expect("scheduled before firing");
+                assert!(q2.cancel(id), "cancel reports the firing timer");
+                true
+            }),
+        );
+        *id.lock() = Some(t);
+        assert!(q.fire_next(Time::from_nanos(10)));
+        assert!(!q.fire_next(Time::from_nanos(1_000)), "it did not re-arm");
+        assert_eq!(fired.load(Ordering::Relaxed), 1);
+        assert!(!q.cancel(t));
+    }
+
+    #[test]
+    fn due_order_is_time_then_scheduling_order() {
+        let q = TimerQueue::default();
+        let order = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        for (due, name) in [(20, "c"), (10, "a"), (20, "d"), (10, "b")] {
+            let order = Arc::clone(&order);
+            q.schedule(
+                Time::from_nanos(due),
+                None,
+                Box::new(move || {
+                    order.lock().push(name);
+                    true
+                }),
+            );
+        }
+        while q.fire_next(Time::from_nanos(100)) {}
+        assert_eq!(*order.lock(), ["a", "b", "c", "d"]);
     }
 }
 

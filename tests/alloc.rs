@@ -172,6 +172,36 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
     let sends = ALLOCS.load(Relaxed) - before;
     assert_eq!(sends, 0, "steady-state send must not allocate");
 
+    // ask: the reply slot is recycled through the asking thread's cache
+    for id in 0..1_000 {
+        book.ask(Order {
+            id,
+            price: 1,
+            qty: 1,
+        })
+        .unwrap()
+        .wait()
+        .unwrap();
+    }
+    let before = ALLOCS.load(Relaxed);
+    for id in 0..N {
+        let Ack(a) = book
+            .ask(Order {
+                id,
+                price: 1,
+                qty: 1,
+            })
+            .unwrap()
+            .wait()
+            .unwrap();
+        assert_eq!(a, id);
+    }
+    let asks = ALLOCS.load(Relaxed) - before;
+    assert_eq!(
+        asks, 0,
+        "steady-state ask (request + reply handle) must not allocate"
+    );
+
     // A group: outside sends into its one queue, a member's inline
     // fast_send to its mate, and a member's send back onto the queue.
     let desk = system

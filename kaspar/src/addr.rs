@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::actor::{Actor, ActorConfig, ActorId, Handler};
 use crate::cell::ActorCell;
 use crate::error::{SendError, Target};
-use crate::reply::{Ask, ReplySink, ReplyTo, Slot};
+use crate::reply::{Ask, ReplySink, ReplyTo};
 use crate::stats::{ActorStats, SharedCounters};
 
 /// The address of an actor of type `A`.
@@ -97,7 +97,7 @@ impl<A: Actor> Addr<A> {
     where
         A: Handler<M>,
     {
-        let slot = Arc::new(Slot::new());
+        let slot = crate::reply::slot::<<A as Handler<M>>::Reply>();
         let reply = ReplyTo::ask(Arc::clone(&slot));
         self.push(<A as Handler<M>>::envelope(msg, reply))?;
         Ok(Ask::new(slot))
@@ -138,7 +138,17 @@ where
     fn deliver(&self, reply: R) {
         match self.inbox.push(S::envelope(reply, ReplyTo::nobody())) {
             Ok(len) => self.shared_counters().saw_len(len),
-            Err(_) => SharedCounters::bump(&self.shared_counters().dead_letters),
+            Err(e) => {
+                SharedCounters::bump(&self.shared_counters().dead_letters);
+                let (reply, _) = S::open(e.into_inner());
+                self.sup.dead.post(crate::deadletter::DeadLetter {
+                    target: self.target(),
+                    class: crate::deadletter::class_of_handler::<S, R>(),
+                    reason: crate::deadletter::DeadLetterReason::Undeliverable,
+                    message: Some(Box::new(reply)),
+                    panic: None,
+                });
+            }
         }
     }
 }

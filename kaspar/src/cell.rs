@@ -12,7 +12,8 @@
 //!    for a group's shared lock and for reentrant actors only); otherwise a
 //!    try-lock, and on failure the operation's wait strategy, preceded by
 //!    the cross-thread deadlock check;
-//! 3. the stopped check;
+//! 3. the flags check: refused if stopped or halted by supervision; a
+//!    restart left pending by a nested panic is performed here;
 //! 4. the frame push.
 //!
 //! Soundness rests on one invariant: *an actor's state is borrowed on a
@@ -22,17 +23,18 @@
 //! an `Exclusive` actor already on the chain is refused under every policy.
 
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use crate::actor::{AccessMode, AccessRef, Actor, ActorConfig, ActorId, ClassId};
-use crate::chain::{self, CallChain, ChainGuard, CyclePolicy, Frame};
+use crate::chain::{self, CallChain, ChainGuard, CyclePolicy, Frame, FrameNames};
 use crate::clock::Clock;
 use crate::deadlock::{self, WaitEdge};
 use crate::error::Target;
 use crate::inbox::Inbox;
 use crate::lock::{ActorLock, Wait};
 use crate::stats::{SharedCounters, Stats};
+use crate::supervision::{self, Supervisor};
 
 /// Why an entry was refused. The operation turns it into its own error.
 pub(crate) enum Refusal {
@@ -42,16 +44,27 @@ pub(crate) enum Refusal {
     Closed,
 }
 
+/// `flags` bit: the `stopped` hook ran.
+pub(crate) const STOPPED: u8 = 1;
+/// `flags` bit: supervision stopped the actor; entries are refused and
+/// its queued messages go to dead letters.
+pub(crate) const HALTED: u8 = 2;
+/// `flags` bit: a restart waits for an entry that may replace the state.
+pub(crate) const RESTART_PENDING: u8 = 4;
+
 pub(crate) struct ActorCell<A: Actor> {
     lock: Arc<ActorLock>,
-    /// Set once, under the lock, after the `stopped` hook ran.
-    stopped: AtomicBool,
+    /// `STOPPED | HALTED | RESTART_PENDING`, written only by the lock
+    /// holder (so a `Relaxed` read under the lock sees the latest value).
+    /// Zero on the fast path: entry tests it once.
+    flags: AtomicU8,
     pub(crate) stats: Stats,
     state: UnsafeCell<A>,
     pub(crate) id: ActorId,
     pub(crate) policy: CyclePolicy,
     pub(crate) inbox: Inbox<A>,
     pub(crate) clock: Clock,
+    pub(crate) sup: Supervisor<A>,
 }
 
 // SAFETY: the state is only reached through `enter`, which serialises
@@ -81,13 +94,14 @@ impl<A: Actor> ActorCell<A> {
     ) -> Self {
         ActorCell {
             lock,
-            stopped: AtomicBool::new(false),
+            flags: AtomicU8::new(0),
             stats: Stats::default(),
             state: UnsafeCell::new(actor),
             id: ActorId::next(),
             policy,
             inbox,
             clock,
+            sup: Supervisor::new(),
         }
     }
 
@@ -103,20 +117,24 @@ impl<A: Actor> ActorCell<A> {
     }
 
     pub(crate) fn is_stopped(&self) -> bool {
-        self.stopped.load(Ordering::Acquire)
+        self.flags.load(Ordering::Acquire) & STOPPED != 0
     }
 
+    /// The flag bits; exact only for the lock holder.
+    #[inline]
+    pub(crate) fn flags(&self) -> u8 {
+        self.flags.load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
     pub(crate) fn frame(&self, class: ClassId) -> Frame {
-        let class_name = match A::CLASSES.get(class.index() as usize) {
-            Some(name) => name,
-            None => "lifecycle",
+        let names: &'static FrameNames = const {
+            &FrameNames {
+                actor: <A as ActorConfig>::NAME,
+                classes: A::CLASSES,
+            }
         };
-        Frame {
-            actor: self.id,
-            actor_name: <A as ActorConfig>::NAME,
-            class,
-            class_name,
-        }
+        Frame::new(self.id, class, names)
     }
 
     /// Enters the actor to run the handler of `class` (see module docs).
@@ -158,19 +176,19 @@ impl<A: Actor> ActorCell<A> {
             frame = chain::push(self.frame(class));
             true
         };
-        if self.stopped.load(Ordering::Relaxed) {
-            drop(frame);
-            if fresh {
-                self.lock.release();
-            }
-            return Err(Refusal::Closed);
-        }
-        Ok(Entered {
+        let mut entered = Entered {
             cell: self,
             fresh,
             counted: class != ClassId::LIFECYCLE,
             _frame: frame,
-        })
+        };
+        let flags = self.flags.load(Ordering::Relaxed);
+        if flags != 0 && !entered.admit(flags) {
+            // Dropping the entry pops the frame and releases a fresh lock.
+            entered.counted = false;
+            return Err(Refusal::Closed);
+        }
+        Ok(entered)
     }
 
     #[cold]
@@ -224,7 +242,7 @@ impl<A: Actor> ActorCell<A> {
 
     /// Marks the actor stopped; later entries get `Closed`.
     pub(crate) fn mark_stopped(&self, _held: &Held<'_>) {
-        self.stopped.store(true, Ordering::Release);
+        self.flags.fetch_or(STOPPED, Ordering::Release);
     }
 }
 
@@ -271,6 +289,73 @@ impl<'a, A: Actor> Entered<'a, A> {
         // entered again, but all its references are `&A`. The returned
         // reference borrows `self`, so it cannot outlive the entry.
         unsafe { <A::Access as AccessMode>::from_ptr(self.cell.state.get()) }
+    }
+
+    /// Off the fast path (some flag is set): whether the entry may run its
+    /// handler. Performs a restart left pending by a nested panic.
+    #[cold]
+    #[inline(never)]
+    fn admit(&mut self, flags: u8) -> bool {
+        if flags & (STOPPED | HALTED) != 0 {
+            return false;
+        }
+        if flags & RESTART_PENDING != 0 {
+            supervision::restart_pending(self);
+        }
+        self.flags() & HALTED == 0
+    }
+
+    /// The cell this entry holds.
+    pub(crate) fn cell(&self) -> &'a ActorCell<A> {
+        self.cell
+    }
+
+    /// The flag bits (exact: this entry holds the lock).
+    pub(crate) fn flags(&self) -> u8 {
+        self.cell.flags.load(Ordering::Relaxed)
+    }
+
+    /// Sets flag bits; only a lock holder writes them.
+    pub(crate) fn set_flag(&self, bits: u8) {
+        self.cell.flags.fetch_or(bits, Ordering::Release);
+    }
+
+    /// Clears flag bits; only a lock holder writes them.
+    pub(crate) fn clear_flag(&self, bits: u8) {
+        self.cell.flags.fetch_and(!bits, Ordering::Release);
+    }
+
+    /// Whether [`replace_state`](Self::replace_state) would succeed: this
+    /// entry's frame is the only frame of the actor on this thread's chain.
+    #[cold]
+    pub(crate) fn may_replace_state(&self) -> bool {
+        let id = self.cell.id;
+        chain::snapshot()
+            .frames()
+            .iter()
+            .filter(|f| f.actor() == id)
+            .count()
+            == 1
+    }
+
+    /// Replaces the actor's state with `new` (a supervised restart) and
+    /// returns the old one; hands `new` back if some other entry of this
+    /// actor, further up this thread's stack, may still borrow the state.
+    #[cold]
+    pub(crate) fn replace_state(&mut self, new: A) -> Result<A, A> {
+        if !self.may_replace_state() {
+            return Err(new);
+        }
+        // SAFETY: `self` proves this thread holds the actor's lock, so no
+        // other thread can reach the state (module invariant: a state is
+        // borrowed only by the lock holder). On this thread a reference to
+        // the state exists only while one of the actor's frames is on the
+        // chain; the check above found exactly one, this entry's own. The
+        // only references this entry ever handed out came from `access`,
+        // which borrows `self`; `&mut self` here proves none of them is
+        // live. So nothing borrows the state, and writing it is exclusive,
+        // also for a `Shared` (reentrant) actor.
+        Ok(unsafe { std::ptr::replace(self.cell.state.get(), new) })
     }
 }
 

@@ -30,22 +30,76 @@ pub enum CyclePolicy {
     Permissive,
 }
 
+/// The names an actor type's frames point to (one static per type).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct FrameNames {
+    pub(crate) actor: &'static str,
+    pub(crate) classes: &'static [&'static str],
+}
+
 /// One handler on a thread's call chain.
-#[derive(Clone, Copy, PartialEq, Eq)]
+///
+/// Small and `Copy` (three words): the chain check scans these, and every
+/// synchronous delivery pushes one.
+#[derive(Clone, Copy)]
 pub struct Frame {
+    actor: ActorId,
+    class: ClassId,
+    names: &'static FrameNames,
+}
+
+impl PartialEq for Frame {
+    fn eq(&self, other: &Self) -> bool {
+        self.actor == other.actor && self.class == other.class
+    }
+}
+
+impl Eq for Frame {}
+
+impl Frame {
+    #[inline(always)]
+    pub(crate) fn new(actor: ActorId, class: ClassId, names: &'static FrameNames) -> Self {
+        Frame {
+            actor,
+            class,
+            names,
+        }
+    }
+
     /// The actor running the handler.
-    pub actor: ActorId,
-    /// The actor's type name.
-    pub actor_name: &'static str,
+    pub fn actor(&self) -> ActorId {
+        self.actor
+    }
+
     /// The handler's class.
-    pub class: ClassId,
-    /// The handler's message type name.
-    pub class_name: &'static str,
+    pub fn class(&self) -> ClassId {
+        self.class
+    }
+
+    /// The actor's type name.
+    pub fn actor_name(&self) -> &'static str {
+        self.names.actor
+    }
+
+    /// The handler's message type name (`lifecycle` for the hooks).
+    pub fn class_name(&self) -> &'static str {
+        self.names
+            .classes
+            .get(self.class.index() as usize)
+            .copied()
+            .unwrap_or("lifecycle")
+    }
 }
 
 impl fmt::Debug for Frame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{:?}/{}", self.actor_name, self.actor, self.class_name)
+        write!(
+            f,
+            "{}{:?}/{}",
+            self.actor_name(),
+            self.actor,
+            self.class_name()
+        )
     }
 }
 
@@ -103,31 +157,58 @@ impl fmt::Display for CallChain {
     }
 }
 
-/// What the runtime keeps per thread.
+/// Frames kept in the thread-local array; deeper chains spill to a `Vec`.
+const INLINE_FRAMES: usize = 32;
+
+const NO_NAMES: &FrameNames = &FrameNames {
+    actor: "",
+    classes: &[],
+};
+const EMPTY: Frame = Frame {
+    actor: ActorId(0),
+    class: ClassId::LIFECYCLE,
+    names: NO_NAMES,
+};
+
+/// What the runtime keeps per thread. Nothing in it needs dropping, so the
+/// thread-local is a plain, constant-initialised slot: reaching it costs no
+/// lazy-initialisation check.
 struct ThreadState {
     /// Nonzero token naming this thread in lock owner fields and the
     /// wait-for registry; assigned on first use.
     token: Cell<usize>,
-    chain: RefCell<Vec<Frame>>,
+    /// Frames on the chain.
+    len: Cell<usize>,
+    /// The first `INLINE_FRAMES` frames, outermost first.
+    frames: [Cell<Frame>; INLINE_FRAMES],
 }
 
 thread_local! {
     static THREAD: ThreadState = const {
-        ThreadState { token: Cell::new(0), chain: RefCell::new(Vec::new()) }
+        ThreadState {
+            token: Cell::new(0),
+            len: Cell::new(0),
+            frames: [const { Cell::new(EMPTY) }; INLINE_FRAMES],
+        }
     };
+    /// Frames past `INLINE_FRAMES` (a chain that deep is rare).
+    static SPILL: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
 }
 
 /// This thread's token (nonzero).
 #[inline]
 pub(crate) fn thread_token() -> usize {
-    THREAD.with(|t| {
-        let tok = t.token.get();
-        if tok != 0 {
-            tok
-        } else {
-            assign_token(t)
-        }
-    })
+    THREAD.with(token_of)
+}
+
+#[inline(always)]
+fn token_of(t: &ThreadState) -> usize {
+    let tok = t.token.get();
+    if tok != 0 {
+        tok
+    } else {
+        assign_token(t)
+    }
 }
 
 #[cold]
@@ -139,33 +220,56 @@ fn assign_token(t: &ThreadState) -> usize {
     tok
 }
 
-/// The cycle check and the frame push in one visit to thread-local storage:
+#[inline(always)]
+fn push_in(t: &ThreadState, frame: Frame) {
+    let len = t.len.get();
+    if len < INLINE_FRAMES {
+        t.frames[len].set(frame);
+    } else {
+        SPILL.with(|s| s.borrow_mut().push(frame));
+    }
+    t.len.set(len + 1);
+}
+
+fn frames_of(t: &ThreadState) -> Vec<Frame> {
+    let len = t.len.get();
+    let mut out: Vec<Frame> = t.frames[..len.min(INLINE_FRAMES)]
+        .iter()
+        .map(Cell::get)
+        .collect();
+    if len > INLINE_FRAMES {
+        SPILL.with(|s| out.extend_from_slice(&s.borrow()));
+    }
+    out
+}
+
+/// The cycle check and the frame push in one visit to thread-local storage
+/// (inlined into each delivery so the frame is built in place):
 /// on success returns this thread's token and the guard that pops `frame`.
 ///
 /// `reentrant` is whether the target's handlers take `&self`. Returns the
 /// chain snapshot (without `frame`) when the entry is refused.
-#[inline]
+#[inline(always)]
 pub(crate) fn enter(
     frame: Frame,
     reentrant: bool,
     policy: CyclePolicy,
 ) -> Result<(usize, ChainGuard), CallChain> {
     THREAD.with(|t| {
-        let mut chain = t.chain.borrow_mut();
         let by_pair = reentrant && policy == CyclePolicy::Permissive;
-        if chain
+        let hit = |f: &Frame| f.actor == frame.actor && (!by_pair || f.class == frame.class);
+        let len = t.len.get();
+        let inline_hit = t.frames[..len.min(INLINE_FRAMES)]
             .iter()
-            .any(|f| f.actor == frame.actor && (!by_pair || f.class == frame.class))
-        {
+            .any(|f| hit(&f.get()));
+        if inline_hit || (len > INLINE_FRAMES && SPILL.with(|s| s.borrow().iter().any(hit))) {
             return Err(CallChain {
-                frames: chain.clone(),
+                frames: frames_of(t),
             });
         }
-        chain.push(frame);
-        let tok = t.token.get();
-        let tok = if tok != 0 { tok } else { assign_token(t) };
+        push_in(t, frame);
         Ok((
-            tok,
+            token_of(t),
             ChainGuard {
                 _not_send: std::marker::PhantomData,
             },
@@ -177,14 +281,14 @@ pub(crate) fn enter(
 #[cold]
 pub(crate) fn snapshot() -> CallChain {
     THREAD.with(|t| CallChain {
-        frames: t.chain.borrow().clone(),
+        frames: frames_of(t),
     })
 }
 
 /// Pushes a frame; the returned guard pops it on drop (also on unwind).
 #[inline]
 pub(crate) fn push(frame: Frame) -> ChainGuard {
-    THREAD.with(|t| t.chain.borrow_mut().push(frame));
+    THREAD.with(|t| push_in(t, frame));
     ChainGuard {
         _not_send: std::marker::PhantomData,
     }
@@ -196,10 +300,16 @@ pub(crate) struct ChainGuard {
 }
 
 impl Drop for ChainGuard {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         // `try_with`: during thread teardown the chain may already be gone.
-        let _ = THREAD.try_with(|t| t.chain.borrow_mut().pop());
+        let _ = THREAD.try_with(|t| {
+            let len = t.len.get() - 1;
+            t.len.set(len);
+            if len >= INLINE_FRAMES {
+                let _ = SPILL.try_with(|s| s.borrow_mut().pop());
+            }
+        });
     }
 }
 
@@ -207,13 +317,13 @@ impl Drop for ChainGuard {
 mod tests {
     use super::*;
 
+    static NAMES: FrameNames = FrameNames {
+        actor: "T",
+        classes: &["M", "M", "M", "M", "M", "M"],
+    };
+
     fn frame(actor: u64, class: u16) -> Frame {
-        Frame {
-            actor: ActorId(actor),
-            actor_name: "T",
-            class: ClassId::new(class),
-            class_name: "M",
-        }
+        Frame::new(ActorId(actor), ClassId::new(class), &NAMES)
     }
 
     fn admits(actor: u64, class: u16, reentrant: bool, policy: CyclePolicy) -> bool {
@@ -255,6 +365,25 @@ mod tests {
             panic!("boom");
         });
         assert!(r.is_err());
+        assert!(snapshot().is_empty());
+    }
+
+    #[test]
+    fn deep_chains_spill_and_still_detect_cycles() {
+        let guards: Vec<_> = (0..INLINE_FRAMES as u64 + 10)
+            .map(|i| push(frame(100 + i, 0)))
+            .collect();
+        assert_eq!(snapshot().len(), INLINE_FRAMES + 10);
+        // an actor in the spilled part and one in the inline part
+        assert!(!admits(
+            100 + INLINE_FRAMES as u64 + 5,
+            0,
+            false,
+            CyclePolicy::Conservative
+        ));
+        assert!(!admits(101, 0, false, CyclePolicy::Conservative));
+        assert!(admits(7, 0, false, CyclePolicy::Conservative));
+        drop(guards);
         assert!(snapshot().is_empty());
     }
 

@@ -28,6 +28,7 @@ use crate::ctx::Ctx;
 use crate::error::{Delivered, FastSendError, SendError};
 use crate::lock::Wait;
 use crate::stats::SharedCounters;
+use crate::supervision;
 
 /// Synchronous delivery with a cycle policy chosen for this call, from
 /// [`Addr::with_policy`].
@@ -92,8 +93,9 @@ impl<A: Actor> Addr<A> {
     /// another thread, or a cycle) queues `msg` like [`send`](Addr::send).
     /// Never waits for the lock. Any reply is discarded.
     ///
-    /// A handler panic during an inline run is caught and counted in
-    /// [`stats`](Addr::stats); the message counts as delivered.
+    /// A handler panic during an inline run is caught, counted in
+    /// [`stats`](Addr::stats) and handed to supervision; the message counts
+    /// as delivered (and goes to dead letters as panicked).
     #[inline]
     pub fn fast_send_void<M>(&self, msg: M) -> Result<Delivered, SendError<M>>
     where
@@ -164,9 +166,8 @@ impl<A: Actor> Call<'_, A> {
                 let run = catch_unwind(AssertUnwindSafe(|| {
                     <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
                 }));
-                drop(entered);
-                if run.is_err() {
-                    SharedCounters::bump(&cell.stats.shared.panics);
+                if let Err(payload) = run {
+                    supervision::on_panic(&mut entered, <A as Handler<M>>::CLASS, payload);
                 }
                 Ok(Delivered::Inline)
             }
@@ -193,11 +194,11 @@ impl<A: Actor> Call<'_, A> {
         let run = catch_unwind(AssertUnwindSafe(|| {
             <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
         }));
-        drop(entered);
         match run {
             Ok(reply) => Ok(reply),
-            Err(_) => {
-                SharedCounters::bump(&cell.stats.shared.panics);
+            Err(payload) => {
+                // Supervision runs under this entry, before the lock goes.
+                supervision::on_panic(&mut entered, <A as Handler<M>>::CLASS, payload);
                 Err(FastSendError::Panicked {
                     target: cell.target(),
                 })

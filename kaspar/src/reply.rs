@@ -9,14 +9,18 @@
 //! Because the reply is the handler's return value, it is produced exactly
 //! once per handled message: replying twice is not expressible.
 
+use std::any::{Any, TypeId};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use crate::error::AskError;
 
@@ -74,7 +78,7 @@ impl<R> ReplyTo<R> {
     pub fn deliver(mut self, reply: R) {
         match std::mem::replace(&mut self.route, Route::Nobody) {
             Route::Nobody => {}
-            Route::Ask(slot) => slot.complete(Ok(reply)),
+            Route::Ask(slot) => Slot::complete(slot, Ok(reply)),
             Route::Actor(sink) => sink.deliver(reply),
         }
     }
@@ -90,7 +94,7 @@ impl<R> Drop for ReplyTo<R> {
             } else {
                 AskError::Dropped
             };
-            slot.complete(Err(why));
+            Slot::complete(slot, Err(why));
         }
     }
 }
@@ -98,11 +102,13 @@ impl<R> Drop for ReplyTo<R> {
 /// The one-shot meeting point of an `ask` and its reply.
 pub(crate) struct Slot<R> {
     state: Mutex<SlotState<R>>,
-    ready: Condvar,
 }
 
 struct SlotState<R> {
     value: Option<Result<R, AskError>>,
+    /// A thread blocked in `wait`/`wait_timeout`.
+    thread: Option<Thread>,
+    /// A task awaiting the `Ask` as a future.
     waker: Option<Waker>,
 }
 
@@ -111,23 +117,55 @@ impl<R> Slot<R> {
         Slot {
             state: Mutex::new(SlotState {
                 value: None,
+                thread: None,
                 waker: None,
             }),
-            ready: Condvar::new(),
         }
     }
 
-    fn complete(&self, value: Result<R, AskError>) {
-        let waker = {
-            let mut st = self.state.lock();
+    /// Stores the value, lets go of the replier's reference, *then* wakes
+    /// the asker: by the time the asker runs, its handle is the slot's only
+    /// owner and the slot can be recycled.
+    fn complete(this: Arc<Self>, value: Result<R, AskError>) {
+        let (thread, waker) = {
+            let mut st = this.state.lock();
             st.value = Some(value);
-            st.waker.take()
+            (st.thread.take(), st.waker.take())
         };
-        self.ready.notify_all();
+        drop(this);
+        if let Some(t) = thread {
+            t.unpark();
+        }
         if let Some(w) = waker {
             w.wake();
         }
     }
+}
+
+/// Slots per reply type that a thread keeps for reuse.
+const SLOT_CACHE: usize = 32;
+
+type SlotCache = HashMap<TypeId, Vec<Arc<dyn Any + Send + Sync>>>;
+
+thread_local! {
+    /// Answered `ask` slots, kept by the thread that asked, so that in
+    /// steady state an `ask` draws a slot from here rather than allocating.
+    static SLOTS: RefCell<SlotCache> = RefCell::new(HashMap::new());
+}
+
+/// A fresh or recycled one-shot slot for a reply of type `R`.
+pub(crate) fn slot<R: Send + 'static>() -> Arc<Slot<R>> {
+    let cached = SLOTS
+        .try_with(|cache| {
+            cache
+                .borrow_mut()
+                .get_mut(&TypeId::of::<R>())
+                .and_then(Vec::pop)
+        })
+        .ok()
+        .flatten()
+        .and_then(|any| any.downcast::<Slot<R>>().ok());
+    cached.unwrap_or_else(|| Arc::new(Slot::new()))
 }
 
 /// The pending reply of an [`Addr::ask`](crate::Addr::ask).
@@ -135,30 +173,99 @@ impl<R> Slot<R> {
 /// Wait for it from a plain thread with [`wait`](Ask::wait) or
 /// [`wait_timeout`](Ask::wait_timeout), or `.await` it from any async
 /// executor: `Ask` is a `Future` and needs no particular runtime.
+///
+/// After the reply has been taken, dropping the handle (which `wait` does)
+/// returns its slot to a per-thread cache: an `ask` in steady state costs no
+/// system allocation.
 #[must_use = "an Ask does nothing unless waited on; drop it to ignore the reply"]
-pub struct Ask<R> {
-    slot: Arc<Slot<R>>,
+pub struct Ask<R: Send + 'static> {
+    /// `None` only while being dropped.
+    slot: Option<Arc<Slot<R>>>,
+    /// The reply (or its error) was taken: the replier is done with the
+    /// slot or about to be.
+    answered: bool,
 }
 
-impl<R> fmt::Debug for Ask<R> {
+impl<R: Send + 'static> Drop for Ask<R> {
+    fn drop(&mut self) {
+        // Unique only once the replier has let go of the slot (its
+        // `ReplyTo` was consumed or dropped); `get_mut` synchronises with
+        // that release, so the slot can be reset and reused.
+        let Some(mut slot) = self.slot.take() else {
+            return;
+        };
+        if !self.answered {
+            // Unanswered: the replier may hold the slot indefinitely.
+            return;
+        }
+        // Answered: the replier drops its reference right after storing
+        // the value (`Slot::complete`); wait out that short window.
+        let mut tries = 0;
+        while Arc::strong_count(&slot) > 1 && tries < 10_000 {
+            tries += 1;
+            thread::yield_now();
+        }
+        let Some(unique) = Arc::get_mut(&mut slot) else {
+            return;
+        };
+        let st = unique.state.get_mut();
+        st.value = None;
+        st.waker = None;
+        st.thread = None;
+        let slot: Arc<dyn Any + Send + Sync> = slot;
+        let _ = SLOTS.try_with(|cache| {
+            let mut cache = cache.borrow_mut();
+            let list = cache.entry(TypeId::of::<R>()).or_default();
+            if list.len() < SLOT_CACHE {
+                list.push(slot);
+            }
+        });
+    }
+}
+
+impl<R: Send + 'static> fmt::Debug for Ask<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Ask(..)")
     }
 }
 
-impl<R> Ask<R> {
+impl<R: Send + 'static> Ask<R> {
     pub(crate) fn new(slot: Arc<Slot<R>>) -> Self {
-        Ask { slot }
+        Ask {
+            slot: Some(slot),
+            answered: false,
+        }
+    }
+
+    fn slot(&self) -> &Slot<R> {
+        self.slot.as_deref().expect("present until drop")
     }
 
     /// Blocks until the reply arrives.
-    pub fn wait(self) -> Result<R, AskError> {
-        let mut st = self.slot.state.lock();
+    pub fn wait(mut self) -> Result<R, AskError> {
         loop {
-            if let Some(v) = st.value.take() {
+            if let Some(v) = self.take_or_register() {
                 return v;
             }
-            self.slot.ready.wait(&mut st);
+            thread::park();
+        }
+    }
+
+    /// The value if it is there (marking the handle answered); otherwise
+    /// registers this thread to be unparked when it arrives.
+    fn take_or_register(&mut self) -> Option<Result<R, AskError>> {
+        let mut st = self.slot().state.lock();
+        match st.value.take() {
+            Some(v) => {
+                st.thread = None;
+                drop(st);
+                self.answered = true;
+                Some(v)
+            }
+            None => {
+                st.thread = Some(thread::current());
+                None
+            }
         }
     }
 
@@ -166,30 +273,39 @@ impl<R> Ask<R> {
     /// valid and can be waited on again.
     pub fn wait_timeout(&mut self, timeout: Duration) -> Result<R, AskError> {
         let deadline = Instant::now() + timeout;
-        let mut st = self.slot.state.lock();
         loop {
-            if let Some(v) = st.value.take() {
+            if let Some(v) = self.take_or_register() {
                 return v;
             }
-            if self.slot.ready.wait_until(&mut st, deadline).timed_out() {
-                return st.value.take().unwrap_or(Err(AskError::Timeout));
+            let now = Instant::now();
+            if now >= deadline {
+                self.slot().state.lock().thread = None;
+                return self.take_or_register().unwrap_or(Err(AskError::Timeout));
             }
+            thread::park_timeout(deadline - now);
         }
     }
 
     /// The reply if it has arrived, without blocking.
     pub fn try_take(&mut self) -> Option<Result<R, AskError>> {
-        self.slot.state.lock().value.take()
+        let v = self.slot().state.lock().value.take();
+        self.answered |= v.is_some();
+        v
     }
 }
 
-impl<R> Future for Ask<R> {
+impl<R: Send + 'static> Future for Ask<R> {
     type Output = Result<R, AskError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut st = self.slot.state.lock();
+        let this = self.get_mut();
+        let mut st = this.slot().state.lock();
         match st.value.take() {
-            Some(v) => Poll::Ready(v),
+            Some(v) => {
+                drop(st);
+                this.answered = true;
+                Poll::Ready(v)
+            }
             None => {
                 match &mut st.waker {
                     Some(w) if w.will_wake(cx.waker()) => {}

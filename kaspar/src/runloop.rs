@@ -5,15 +5,21 @@
 //! message's handler with the actor's frame seeding the call chain. Between
 //! messages the lock is offered to any parked synchronous caller, so a long
 //! batch does not starve `fast_send`.
+//!
+//! A handler panic is caught here and handed to supervision
+//! ([`crate::supervision`]). A message dequeued for an actor that
+//! supervision stopped, or after the system stopped waiting for this
+//! thread at shutdown, goes to dead letters instead of its handler.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::actor::{Actor, ClassId};
-use crate::cell::{ActorCell, Held};
+use crate::cell::{ActorCell, Held, STOPPED};
 use crate::ctx::Ctx;
 use crate::mailbox::{Drained, IdleWait};
 use crate::stats::SharedCounters;
+use crate::supervision::{self, ExitReason};
 
 /// How a run loop drains.
 #[derive(Clone, Copy, Debug)]
@@ -43,8 +49,12 @@ pub(crate) fn run<A: Actor>(cell: Arc<ActorCell<A>>, config: LoopConfig) {
     stop_under(&cell, &held);
 }
 
-/// Runs `stopped` under `held` and marks the actor stopped.
+/// Runs `stopped` under `held`, marks the actor stopped and tells its
+/// watchers. Does nothing for an actor already stopped.
 pub(crate) fn stop_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
+    if cell.flags() & STOPPED != 0 {
+        return;
+    }
     {
         let mut entered = cell.enter_held(held, ClassId::LIFECYCLE);
         let mut ctx = Ctx::new(cell);
@@ -53,6 +63,7 @@ pub(crate) fn stop_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
         }
     }
     cell.mark_stopped(held);
+    supervision::notify_terminated(cell, ExitReason::Stopped);
 }
 
 /// Runs `started` under `held`.
@@ -70,15 +81,20 @@ pub(crate) fn start_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
 /// Handles one queued message under `held`, seeding the chain with it.
 #[inline]
 pub(crate) fn serve_one<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg) {
-    let mut entered = cell.enter_held(held, A::class_of(&msg));
+    if cell.flags() != 0 || cell.sup.dead.is_abandoned() {
+        if let Some(reason) = supervision::before_queued(cell, held) {
+            cell.sup.dead.post_queued(cell, msg, reason);
+            return;
+        }
+    }
+    let class = A::class_of(&msg);
+    let mut entered = cell.enter_held(held, class);
     let mut ctx = Ctx::new(cell);
     let run = catch_unwind(AssertUnwindSafe(|| {
         A::dispatch(entered.access(), msg, &mut ctx)
     }));
-    drop(entered);
-    if run.is_err() {
-        // Resume: the state is kept, the next message is served.
-        SharedCounters::bump(&cell.stats.shared.panics);
+    if let Err(payload) = run {
+        supervision::on_panic(&mut entered, class, payload);
     }
 }
 

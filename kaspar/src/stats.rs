@@ -31,8 +31,12 @@ pub struct ActorStats {
     pub panics: u64,
     /// The most messages ever queued in the mailbox at once.
     pub mailbox_high_water: u64,
-    /// Replies to `request`s this actor could not accept (it had stopped).
+    /// Messages for this actor that went to dead letters: panicked,
+    /// queued when supervision stopped it or a shutdown gave up on it, and
+    /// `request` replies or notifications it could not accept.
     pub dead_letters: u64,
+    /// Supervised restarts of the actor's state.
+    pub restarts: u64,
 }
 
 /// Written only under the actor's lock.
@@ -68,6 +72,7 @@ pub(crate) struct SharedCounters {
     pub(crate) panics: AtomicU64,
     pub(crate) mailbox_high_water: AtomicU64,
     pub(crate) dead_letters: AtomicU64,
+    pub(crate) restarts: AtomicU64,
 }
 
 impl SharedCounters {
@@ -105,6 +110,7 @@ impl Stats {
             panics: s.panics.load(Relaxed),
             mailbox_high_water: s.mailbox_high_water.load(Relaxed),
             dead_letters: s.dead_letters.load(Relaxed),
+            restarts: s.restarts.load(Relaxed),
         }
     }
 }

@@ -3,24 +3,30 @@
 //! One thread per standalone actor. Shutdown is orderly: every mailbox stops
 //! accepting, every run loop handles what it had accepted, runs the actor's
 //! `#[stopped]` hook, and exits; then the threads are joined.
+//! [`System::shutdown_timeout`] stops waiting at a deadline, reports the
+//! threads that did not finish, and has their queued messages handed to the
+//! system's [dead letters](crate::DeadLetters).
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use crate::actor::{Actor, ActorConfig, ActorId};
 use crate::addr::Addr;
 use crate::cell::ActorCell;
 use crate::chain::CyclePolicy;
 use crate::clock::Clock;
+use crate::deadletter::{self, DeadLetters};
 use crate::group::{self, GroupSpec};
 use crate::inbox::Inbox;
 use crate::lock::ActorLock;
 use crate::mailbox::{IdleWait, Mailbox, MailboxKind};
 use crate::runloop::{self, LoopConfig};
+use crate::supervision::Supervision;
 
 /// System-wide defaults; each can be overridden per actor.
 #[derive(Clone, Debug)]
@@ -58,7 +64,11 @@ pub struct System {
 struct SystemInner {
     config: SystemConfig,
     closed: AtomicBool,
+    /// A `shutdown_timeout` left threads behind; dropping the system then
+    /// does not wait for them again.
+    gave_up: AtomicBool,
     running: Mutex<Vec<Running>>,
+    dead: DeadLetters,
 }
 
 /// A started actor, as the system tracks it.
@@ -67,6 +77,57 @@ struct Running {
     name: &'static str,
     close: Box<dyn Fn() + Send>,
     thread: JoinHandle<()>,
+    done: Arc<Done>,
+}
+
+/// Set by an actor thread as it exits (also by unwinding), so a shutdown
+/// can wait for it with a deadline; `JoinHandle::join` has none.
+#[derive(Default)]
+struct Done {
+    finished: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Done {
+    /// Whether the thread finished by `deadline` (`None`: wait forever).
+    fn wait(&self, deadline: Option<Instant>) -> bool {
+        let mut finished = self.finished.lock();
+        while !*finished {
+            match deadline {
+                None => self.cv.wait(&mut finished),
+                Some(d) => {
+                    if self.cv.wait_until(&mut finished, d).timed_out() {
+                        return *finished;
+                    }
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Marks its thread done when dropped.
+struct DoneOnExit(Arc<Done>);
+
+impl Drop for DoneOnExit {
+    fn drop(&mut self) {
+        *self.0.finished.lock() = true;
+        self.0.cv.notify_all();
+    }
+}
+
+/// Spawns an actor or group thread that reports its exit to `done`.
+fn spawn_thread(name: String, body: impl FnOnce() + Send + 'static) -> (JoinHandle<()>, Arc<Done>) {
+    let done = Arc::new(Done::default());
+    let on_exit = DoneOnExit(Arc::clone(&done));
+    let thread = std::thread::Builder::new()
+        .name(name)
+        .spawn(move || {
+            let _on_exit = on_exit;
+            body();
+        })
+        .expect("kaspar: the OS refused to spawn an actor thread");
+    (thread, done)
 }
 
 impl fmt::Debug for System {
@@ -96,7 +157,9 @@ impl System {
             inner: Arc::new(SystemInner {
                 config,
                 closed: AtomicBool::new(false),
+                gave_up: AtomicBool::new(false),
                 running: Mutex::new(Vec::new()),
+                dead: DeadLetters::new(),
             }),
         }
     }
@@ -106,6 +169,13 @@ impl System {
         &self.inner.config
     }
 
+    /// The system's dead-letter sink: every message its actors could not
+    /// handle, with the reason. Subscribe an actor to it, or read its
+    /// counters.
+    pub fn dead_letters(&self) -> &DeadLetters {
+        &self.inner.dead
+    }
+
     /// Prepares `actor` to run on its own thread; call
     /// [`start`](Spawn::start) on the result.
     pub fn spawn<A: Actor>(&self, actor: A) -> Spawn<'_, A> {
@@ -113,6 +183,7 @@ impl System {
         Spawn {
             system: self,
             actor,
+            supervision: None,
             mailbox: A::MAILBOX.unwrap_or(c.mailbox),
             policy: A::POLICY.unwrap_or(c.policy),
             looping: LoopConfig {
@@ -157,20 +228,56 @@ impl System {
     /// mailbox stops accepting, it handles what it had already accepted,
     /// runs its `#[stopped]` hook, and its thread is joined before the next
     /// one is closed. Sends to an actor already stopped are handed back as
-    /// `Closed`. Idempotent.
+    /// `Closed`. Idempotent; after a
+    /// [`shutdown_timeout`](Self::shutdown_timeout), waits for the threads
+    /// it left behind.
     pub fn shutdown(&self) -> ShutdownReport {
+        self.stop_all(None)
+    }
+
+    /// [`shutdown`](Self::shutdown), but stops waiting `timeout` from now.
+    ///
+    /// Threads that have not finished by then are listed in
+    /// [`ShutdownReport::unfinished`] and left running; the ones not yet
+    /// closed are closed at once. From then on every run loop of this
+    /// system hands what it dequeues to dead letters
+    /// ([`DeadLetterReason::ShutdownTimeout`](crate::DeadLetterReason::ShutdownTimeout))
+    /// instead of handling it, as soon as its current handler returns, and
+    /// then runs its `#[stopped]` hook and exits. A later
+    /// [`shutdown`](Self::shutdown) waits for them; dropping the system
+    /// does not.
+    pub fn shutdown_timeout(&self, timeout: Duration) -> ShutdownReport {
+        self.stop_all(Some(Instant::now() + timeout))
+    }
+
+    fn stop_all(&self, deadline: Option<Instant>) -> ShutdownReport {
         self.inner.closed.store(true, Ordering::SeqCst);
         let running = std::mem::take(&mut *self.inner.running.lock());
         let mut report = ShutdownReport::default();
+        let mut left = Vec::new();
         // Newest first, one at a time: an actor's downstream was usually
         // spawned before it (its address had to exist), so it is still open
         // while the upstream actor drains what it had accepted.
         for r in running.into_iter().rev() {
             (r.close)();
+            if !r.done.wait(deadline) {
+                if !self.inner.dead.is_abandoned() {
+                    // The deadline passed: stop handling, start dead-lettering.
+                    self.inner.dead.abandon();
+                }
+                left.push(r);
+                continue;
+            }
             match r.thread.join() {
                 Ok(()) => report.stopped.push((r.id, r.name)),
                 Err(_) => report.failed.push((r.id, r.name)),
             }
+        }
+        if !left.is_empty() {
+            self.inner.gave_up.store(true, Ordering::SeqCst);
+            report.unfinished = left.iter().map(|r| (r.id, r.name)).collect();
+            left.reverse();
+            self.inner.running.lock().extend(left);
         }
         report
     }
@@ -178,7 +285,12 @@ impl System {
 
 impl Drop for System {
     fn drop(&mut self) {
-        self.shutdown();
+        if self.inner.gave_up.load(Ordering::SeqCst) {
+            // Join what has finished; detach what a timeout gave up on.
+            self.stop_all(Some(Instant::now()));
+        } else {
+            self.shutdown();
+        }
     }
 }
 
@@ -190,6 +302,11 @@ pub struct ShutdownReport {
     pub stopped: Vec<(ActorId, &'static str)>,
     /// Actor threads that died outside a handler (a runtime bug).
     pub failed: Vec<(ActorId, &'static str)>,
+    /// Actor and group threads still running when
+    /// [`System::shutdown_timeout`] stopped waiting (a handler that does
+    /// not return). Their queued messages go to dead letters as each
+    /// thread gets back to its run loop.
+    pub unfinished: Vec<(ActorId, &'static str)>,
 }
 
 /// An actor about to be started; set per-actor options, then
@@ -198,6 +315,7 @@ pub struct ShutdownReport {
 pub struct Spawn<'s, A: Actor> {
     system: &'s System,
     actor: A,
+    supervision: Option<Supervision<A>>,
     mailbox: MailboxKind,
     policy: CyclePolicy,
     looping: LoopConfig,
@@ -209,11 +327,24 @@ impl<A: Actor> fmt::Debug for Spawn<'_, A> {
             .field("actor", &<A as ActorConfig>::NAME)
             .field("mailbox", &self.mailbox)
             .field("policy", &self.policy)
+            .field("supervision", &self.supervision)
             .finish()
     }
 }
 
 impl<'s, A: Actor> Spawn<'s, A> {
+    /// What a panic in one of this actor's handlers does (default:
+    /// [`Supervision::resume`]).
+    pub fn supervise(mut self, policy: Supervision<A>) -> Self {
+        self.supervision = Some(policy);
+        self
+    }
+
+    /// Shorthand for `supervise(Supervision::restart(factory))`.
+    pub fn restart_with(self, factory: impl Fn() -> A + Send + Sync + 'static) -> Self {
+        self.supervise(Supervision::restart(factory))
+    }
+
     /// This actor's mailbox kind (overrides `#[actor(mailbox = ...)]`).
     pub fn mailbox(mut self, kind: MailboxKind) -> Self {
         self.mailbox = kind;
@@ -245,26 +376,32 @@ impl<'s, A: Actor> Spawn<'s, A> {
     /// its hooks and sends to it return `Closed`.
     pub fn start(self) -> Addr<A> {
         let inner = &self.system.inner;
-        let cell = Arc::new(ActorCell::new(
-            self.actor,
-            Arc::new(ActorLock::new(false)),
-            self.policy,
-            Inbox::Own(Mailbox::new(self.mailbox)),
-            inner.config.clock.clone(),
-        ));
+        let cell = deadletter::building(&inner.dead, || {
+            Arc::new(ActorCell::new(
+                self.actor,
+                Arc::new(ActorLock::new(false)),
+                self.policy,
+                Inbox::Own(Mailbox::new(self.mailbox)),
+                inner.config.clock.clone(),
+            ))
+        });
+        if let Some(policy) = self.supervision {
+            cell.sup.set(policy);
+        }
         let addr = Addr::from_cell(Arc::clone(&cell));
         let thread_cell = Arc::clone(&cell);
         let looping = self.looping;
-        let thread = std::thread::Builder::new()
-            .name(format!("kaspar:{}{:?}", <A as ActorConfig>::NAME, cell.id))
-            .spawn(move || runloop::run(thread_cell, looping))
-            .expect("kaspar: the OS refused to spawn an actor thread");
+        let (thread, done) = spawn_thread(
+            format!("kaspar:{}{:?}", <A as ActorConfig>::NAME, cell.id),
+            move || runloop::run(thread_cell, looping),
+        );
         let close_cell = Arc::clone(&cell);
         self.system.register(Running {
             id: cell.id,
             name: <A as ActorConfig>::NAME,
             close: Box::new(move || close_cell.inbox.close()),
             thread,
+            done,
         });
         addr
     }
@@ -320,25 +457,28 @@ impl<G: GroupSpec> GroupSpawn<'_, G> {
     /// member's `#[started]` hook runs on that thread, in field order,
     /// before the first message.
     pub fn start(self) -> G {
-        let clock = self.system.inner.config.clock.clone();
-        let (spec, core, lock) = group::build::<G>(
-            self.members,
-            Mailbox::new(self.mailbox),
-            self.policy,
-            &clock,
-        );
+        let inner = &self.system.inner;
+        let clock = inner.config.clock.clone();
+        let (spec, core, lock) = deadletter::building(&inner.dead, || {
+            group::build::<G>(
+                self.members,
+                Mailbox::new(self.mailbox),
+                self.policy,
+                &clock,
+            )
+        });
         let thread_spec = spec.duplicate();
         let thread_core = Arc::clone(&core);
         let looping = self.looping;
-        let thread = std::thread::Builder::new()
-            .name(format!("kaspar:group:{}", G::NAME))
-            .spawn(move || group::run(thread_spec, thread_core, lock, looping))
-            .expect("kaspar: the OS refused to spawn a group thread");
+        let (thread, done) = spawn_thread(format!("kaspar:group:{}", G::NAME), move || {
+            group::run(thread_spec, thread_core, lock, looping)
+        });
         self.system.register(Running {
             id: ActorId::next(),
             name: G::NAME,
             close: Box::new(move || group::close(&core)),
             thread,
+            done,
         });
         spec
     }

@@ -158,6 +158,21 @@ impl TimerQueue {
     }
 }
 
+/// The process-wide queue for actors on the system clock; its thread starts
+/// on first use and lives as long as the process.
+pub(crate) fn live() -> &'static TimerQueue {
+    static LIVE: OnceLock<Arc<TimerQueue>> = OnceLock::new();
+    LIVE.get_or_init(|| {
+        let q = Arc::new(TimerQueue::default());
+        let thread_q = Arc::clone(&q);
+        std::thread::Builder::new()
+            .name("kaspar:timers".into())
+            .spawn(move || thread_q.run_live())
+            .expect("kaspar: the OS refused to spawn the timer thread");
+        q
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,19 +221,4 @@ mod tests {
         while q.fire_next(Time::from_nanos(100)) {}
         assert_eq!(*order.lock(), ["a", "b", "c", "d"]);
     }
-}
-
-/// The process-wide queue for actors on the system clock; its thread starts
-/// on first use and lives as long as the process.
-pub(crate) fn live() -> &'static TimerQueue {
-    static LIVE: OnceLock<Arc<TimerQueue>> = OnceLock::new();
-    LIVE.get_or_init(|| {
-        let q = Arc::new(TimerQueue::default());
-        let thread_q = Arc::clone(&q);
-        std::thread::Builder::new()
-            .name("kaspar:timers".into())
-            .spawn(move || thread_q.run_live())
-            .expect("kaspar: the OS refused to spawn the timer thread");
-        q
-    })
 }

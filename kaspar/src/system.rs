@@ -9,6 +9,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -25,6 +26,7 @@ use crate::group::{self, GroupSpec};
 use crate::inbox::Inbox;
 use crate::lock::ActorLock;
 use crate::mailbox::{IdleWait, Mailbox, MailboxKind};
+use crate::placement::{Placement, PlacementOutcome};
 use crate::runloop::{self, LoopConfig};
 use crate::supervision::Supervision;
 
@@ -116,18 +118,48 @@ impl Drop for DoneOnExit {
     }
 }
 
-/// Spawns an actor or group thread that reports its exit to `done`.
-fn spawn_thread(name: String, body: impl FnOnce() + Send + 'static) -> (JoinHandle<()>, Arc<Done>) {
+/// A started thread: its handle, its exit flag, and where it reports how
+/// its placement went (before it runs any hook or handler).
+struct Spawned {
+    thread: JoinHandle<()>,
+    done: Arc<Done>,
+    placed: mpsc::Receiver<PlacementOutcome>,
+}
+
+/// Spawns an actor or group thread that applies `placement`, reports the
+/// outcome, runs `body`, and reports its exit to `done`.
+fn spawn_thread(
+    name: String,
+    placement: Placement,
+    body: impl FnOnce() + Send + 'static,
+) -> Spawned {
     let done = Arc::new(Done::default());
     let on_exit = DoneOnExit(Arc::clone(&done));
+    let (report, placed) = mpsc::sync_channel(1);
     let thread = std::thread::Builder::new()
         .name(name)
         .spawn(move || {
             let _on_exit = on_exit;
+            // The spawner may not wait for the report; that is fine.
+            let _ = report.send(placement.apply_to_current_thread());
             body();
         })
         .expect("kaspar: the OS refused to spawn an actor thread");
-    (thread, done)
+    Spawned {
+        thread,
+        done,
+        placed,
+    }
+}
+
+/// Waits for a thread's placement report.
+fn placement_of(placed: &mpsc::Receiver<PlacementOutcome>) -> PlacementOutcome {
+    // The thread sends before anything else; a closed channel means it
+    // died before reporting, and nothing was applied.
+    placed.recv().unwrap_or(PlacementOutcome {
+        affinity: None,
+        priority: None,
+    })
 }
 
 impl fmt::Debug for System {
@@ -181,6 +213,7 @@ impl System {
     pub fn spawn<A: Actor>(&self, actor: A) -> Spawn<'_, A> {
         let c = &self.inner.config;
         Spawn {
+            placement: Placement::new(),
             system: self,
             actor,
             supervision: None,
@@ -199,6 +232,7 @@ impl System {
     pub fn spawn_group<G: GroupSpec>(&self, members: G::Members) -> GroupSpawn<'_, G> {
         let c = &self.inner.config;
         GroupSpawn {
+            placement: Placement::new(),
             system: self,
             members,
             mailbox: c.mailbox,
@@ -313,6 +347,7 @@ pub struct ShutdownReport {
 /// [`start`](Spawn::start).
 #[must_use = "the actor runs only once `start` is called"]
 pub struct Spawn<'s, A: Actor> {
+    placement: Placement,
     system: &'s System,
     actor: A,
     supervision: Option<Supervision<A>>,
@@ -369,12 +404,31 @@ impl<'s, A: Actor> Spawn<'s, A> {
         self
     }
 
+    /// Where the actor's thread runs (CPU affinity, `SCHED_FIFO`). Applied
+    /// by the thread before its `#[started]` hook; see
+    /// [`start_placed`](Spawn::start_placed) for whether the OS agreed.
+    pub fn placement(mut self, placement: Placement) -> Self {
+        self.placement = placement;
+        self
+    }
+
+    /// [`start`](Spawn::start), then waits until the thread has applied
+    /// its placement and returns what the OS did with it.
+    pub fn start_placed(self) -> (Addr<A>, PlacementOutcome) {
+        let (addr, placed) = self.launch();
+        (addr, placement_of(&placed))
+    }
+
     /// Starts the actor's thread and returns its address. The `#[started]`
     /// hook runs on that thread before the first message.
     ///
     /// If the system is already shut down, the actor starts closed: it runs
     /// its hooks and sends to it return `Closed`.
     pub fn start(self) -> Addr<A> {
+        self.launch().0
+    }
+
+    fn launch(self) -> (Addr<A>, mpsc::Receiver<PlacementOutcome>) {
         let inner = &self.system.inner;
         let cell = deadletter::building(&inner.dead, || {
             Arc::new(ActorCell::new(
@@ -391,8 +445,9 @@ impl<'s, A: Actor> Spawn<'s, A> {
         let addr = Addr::from_cell(Arc::clone(&cell));
         let thread_cell = Arc::clone(&cell);
         let looping = self.looping;
-        let (thread, done) = spawn_thread(
+        let spawned = spawn_thread(
             format!("kaspar:{}{:?}", <A as ActorConfig>::NAME, cell.id),
+            self.placement,
             move || runloop::run(thread_cell, looping),
         );
         let close_cell = Arc::clone(&cell);
@@ -400,10 +455,10 @@ impl<'s, A: Actor> Spawn<'s, A> {
             id: cell.id,
             name: <A as ActorConfig>::NAME,
             close: Box::new(move || close_cell.inbox.close()),
-            thread,
-            done,
+            thread: spawned.thread,
+            done: spawned.done,
         });
-        addr
+        (addr, spawned.placed)
     }
 }
 
@@ -411,6 +466,7 @@ impl<'s, A: Actor> Spawn<'s, A> {
 /// [`start`](GroupSpawn::start).
 #[must_use = "the group runs only once `start` is called"]
 pub struct GroupSpawn<'s, G: GroupSpec> {
+    placement: Placement,
     system: &'s System,
     members: G::Members,
     mailbox: MailboxKind,
@@ -453,10 +509,27 @@ impl<G: GroupSpec> GroupSpawn<'_, G> {
         self
     }
 
+    /// Where the group's thread runs (CPU affinity, `SCHED_FIFO`).
+    pub fn placement(mut self, placement: Placement) -> Self {
+        self.placement = placement;
+        self
+    }
+
+    /// [`start`](GroupSpawn::start), then waits until the thread has
+    /// applied its placement and returns what the OS did with it.
+    pub fn start_placed(self) -> (G, PlacementOutcome) {
+        let (group, placed) = self.launch();
+        (group, placement_of(&placed))
+    }
+
     /// Starts the group's thread and returns the members' addresses. Every
     /// member's `#[started]` hook runs on that thread, in field order,
     /// before the first message.
     pub fn start(self) -> G {
+        self.launch().0
+    }
+
+    fn launch(self) -> (G, mpsc::Receiver<PlacementOutcome>) {
         let inner = &self.system.inner;
         let clock = inner.config.clock.clone();
         let (spec, core, lock) = deadletter::building(&inner.dead, || {
@@ -470,16 +543,18 @@ impl<G: GroupSpec> GroupSpawn<'_, G> {
         let thread_spec = spec.duplicate();
         let thread_core = Arc::clone(&core);
         let looping = self.looping;
-        let (thread, done) = spawn_thread(format!("kaspar:group:{}", G::NAME), move || {
-            group::run(thread_spec, thread_core, lock, looping)
-        });
+        let spawned = spawn_thread(
+            format!("kaspar:group:{}", G::NAME),
+            self.placement,
+            move || group::run(thread_spec, thread_core, lock, looping),
+        );
         self.system.register(Running {
             id: ActorId::next(),
             name: G::NAME,
             close: Box::new(move || group::close(&core)),
-            thread,
-            done,
+            thread: spawned.thread,
+            done: spawned.done,
         });
-        spec
+        (spec, spawned.placed)
     }
 }

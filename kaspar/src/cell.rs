@@ -29,6 +29,7 @@ use std::sync::Arc;
 use crate::actor::{AccessMode, AccessRef, Actor, ActorConfig, ActorId, ClassId};
 use crate::chain::{self, CallChain, ChainGuard, CyclePolicy, Frame, FrameNames};
 use crate::clock::Clock;
+use crate::deadletter::DeadLetters;
 use crate::deadlock::{self, WaitEdge};
 use crate::error::Target;
 use crate::inbox::Inbox;
@@ -91,6 +92,7 @@ impl<A: Actor> ActorCell<A> {
         policy: CyclePolicy,
         inbox: Inbox<A>,
         clock: Clock,
+        dead: DeadLetters,
     ) -> Self {
         ActorCell {
             lock,
@@ -101,7 +103,7 @@ impl<A: Actor> ActorCell<A> {
             policy,
             inbox,
             clock,
-            sup: Supervisor::new(),
+            sup: Supervisor::new(dead),
         }
     }
 

@@ -19,10 +19,9 @@
 //! failure path: it may allocate and take a mutex.
 
 use std::any::Any;
-use std::cell::RefCell;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
@@ -352,38 +351,4 @@ impl<S: Handler<DeadLetter>> LetterBox for ActorCell<S> {
             Err(e) => Err(S::open(e.into_inner()).0),
         }
     }
-}
-
-thread_local! {
-    /// The sink that cells created on this thread attach to; set by a
-    /// `System` while it creates an actor's or a group's cells.
-    static BUILDING: RefCell<Option<DeadLetters>> = const { RefCell::new(None) };
-}
-
-/// Runs `f` with `sink` as the sink of every cell it creates.
-pub(crate) fn building<R>(sink: &DeadLetters, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<DeadLetters>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let prev = self.0.take();
-            BUILDING.with(|b| *b.borrow_mut() = prev);
-        }
-    }
-    let prev = BUILDING.with(|b| b.borrow_mut().replace(sink.clone()));
-    let _restore = Restore(prev);
-    f()
-}
-
-/// The sink for a cell being created now: the building system's, or, for
-/// a cell made outside any system (a simulation's), a process-wide sink
-/// that only counts.
-pub(crate) fn current() -> DeadLetters {
-    BUILDING
-        .with(|b| b.borrow().clone())
-        .unwrap_or_else(|| detached().clone())
-}
-
-fn detached() -> &'static DeadLetters {
-    static DETACHED: OnceLock<DeadLetters> = OnceLock::new();
-    DETACHED.get_or_init(DeadLetters::new)
 }

@@ -46,6 +46,7 @@ use crate::addr::Addr;
 use crate::cell::{ActorCell, Held};
 use crate::chain::CyclePolicy;
 use crate::clock::Clock;
+use crate::deadletter::DeadLetters;
 use crate::error::SendError;
 use crate::inbox::{GroupSink, Inbox};
 use crate::lock::ActorLock;
@@ -106,6 +107,7 @@ pub struct GroupBuilder<'a, G: GroupSpec> {
     lock: &'a Arc<ActorLock>,
     policy: CyclePolicy,
     clock: &'a Clock,
+    dead: &'a DeadLetters,
 }
 
 impl<G: GroupSpec> fmt::Debug for GroupBuilder<'_, G> {
@@ -136,6 +138,7 @@ impl<G: GroupSpec> GroupBuilder<'_, G> {
                 closed: Default::default(),
             },
             self.clock.clone(),
+            self.dead.clone(),
         );
         Addr::from_cell(Arc::new(cell))
     }
@@ -178,6 +181,7 @@ pub(crate) fn build<G: GroupSpec>(
     mailbox: Mailbox<G::Msg>,
     policy: CyclePolicy,
     clock: &Clock,
+    dead: &DeadLetters,
 ) -> (G, Arc<GroupCore<G>>, Arc<ActorLock>) {
     let core = Arc::new(GroupCore { mailbox });
     let lock = Arc::new(ActorLock::new(true));
@@ -186,6 +190,7 @@ pub(crate) fn build<G: GroupSpec>(
         lock: &lock,
         policy,
         clock,
+        dead,
     };
     let spec = G::build(members, &mut builder);
     (spec, core, lock)

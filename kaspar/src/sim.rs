@@ -23,6 +23,7 @@ use crate::addr::Addr;
 use crate::cell::ActorCell;
 use crate::chain::CyclePolicy;
 use crate::clock::{Clock, Time, VirtualClock};
+use crate::deadletter::DeadLetters;
 use crate::error::SendError;
 use crate::group::{self, GroupCore, GroupSpec};
 use crate::inbox::Inbox;
@@ -36,6 +37,7 @@ type Drainer = Box<dyn FnMut() -> usize>;
 /// A group under simulation. See the module docs.
 pub struct Simulation<G: GroupSpec> {
     clock: VirtualClock,
+    dead: DeadLetters,
     spec: G,
     core: Arc<GroupCore<G>>,
     lock: Arc<ActorLock>,
@@ -65,15 +67,18 @@ impl<G: GroupSpec> Simulation<G> {
     /// Builds the group with virtual time starting at `start`.
     pub fn starting_at(start: Time, members: G::Members) -> Self {
         let clock = VirtualClock::new(start);
+        let dead = DeadLetters::new();
         let (spec, core, lock) = group::build::<G>(
             members,
             Mailbox::new(MailboxKind::batched(1024)),
             CyclePolicy::Conservative,
             &Clock::Virtual(clock.clone()),
+            &dead,
         );
         group::start_members(&spec, &lock);
         let mut sim = Simulation {
             clock,
+            dead,
             spec,
             core,
             lock,
@@ -95,6 +100,12 @@ impl<G: GroupSpec> Simulation<G> {
         &self.clock
     }
 
+    /// The simulation's dead-letter sink: what the simulated actors could
+    /// not handle, with the reason.
+    pub fn dead_letters(&self) -> &DeadLetters {
+        &self.dead
+    }
+
     /// The current virtual time.
     pub fn now(&self) -> Time {
         self.clock.now()
@@ -111,6 +122,7 @@ impl<G: GroupSpec> Simulation<G> {
                 A::MAILBOX.unwrap_or(MailboxKind::batched(1024)),
             )),
             Clock::Virtual(self.clock.clone()),
+            self.dead.clone(),
         ));
         if A::HAS_STARTED {
             runloop::start_under(&cell, &cell.hold());

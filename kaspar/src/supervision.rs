@@ -41,7 +41,7 @@ use crate::actor::{Actor, ClassId, Handler};
 use crate::addr::Addr;
 use crate::cell::{ActorCell, Entered, Held, HALTED, RESTART_PENDING, STOPPED};
 use crate::clock::Time;
-use crate::deadletter::{self, DeadLetter, DeadLetterReason, DeadLetters};
+use crate::deadletter::{DeadLetter, DeadLetterReason, DeadLetters};
 use crate::error::Target;
 use crate::reply::ReplySink;
 use crate::stats::SharedCounters;
@@ -173,8 +173,8 @@ struct SupState<A> {
 }
 
 impl<A> Supervisor<A> {
-    /// Resume, attached to the sink of the system creating the cell.
-    pub(crate) fn new() -> Self {
+    /// Resume, reporting to `dead`.
+    pub(crate) fn new(dead: DeadLetters) -> Self {
         Supervisor {
             state: Mutex::new(SupState {
                 policy: Supervision::resume(),
@@ -184,7 +184,7 @@ impl<A> Supervisor<A> {
                 on_terminated: Vec::new(),
                 on_restarted: Vec::new(),
             }),
-            dead: deadletter::current(),
+            dead,
         }
     }
 

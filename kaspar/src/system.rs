@@ -21,7 +21,7 @@ use crate::addr::Addr;
 use crate::cell::ActorCell;
 use crate::chain::CyclePolicy;
 use crate::clock::Clock;
-use crate::deadletter::{self, DeadLetters};
+use crate::deadletter::DeadLetters;
 use crate::group::{self, GroupSpec};
 use crate::inbox::Inbox;
 use crate::lock::ActorLock;
@@ -430,15 +430,14 @@ impl<'s, A: Actor> Spawn<'s, A> {
 
     fn launch(self) -> (Addr<A>, mpsc::Receiver<PlacementOutcome>) {
         let inner = &self.system.inner;
-        let cell = deadletter::building(&inner.dead, || {
-            Arc::new(ActorCell::new(
-                self.actor,
-                Arc::new(ActorLock::new(false)),
-                self.policy,
-                Inbox::Own(Mailbox::new(self.mailbox)),
-                inner.config.clock.clone(),
-            ))
-        });
+        let cell = Arc::new(ActorCell::new(
+            self.actor,
+            Arc::new(ActorLock::new(false)),
+            self.policy,
+            Inbox::Own(Mailbox::new(self.mailbox)),
+            inner.config.clock.clone(),
+            inner.dead.clone(),
+        ));
         if let Some(policy) = self.supervision {
             cell.sup.set(policy);
         }
@@ -532,14 +531,13 @@ impl<G: GroupSpec> GroupSpawn<'_, G> {
     fn launch(self) -> (G, mpsc::Receiver<PlacementOutcome>) {
         let inner = &self.system.inner;
         let clock = inner.config.clock.clone();
-        let (spec, core, lock) = deadletter::building(&inner.dead, || {
-            group::build::<G>(
-                self.members,
-                Mailbox::new(self.mailbox),
-                self.policy,
-                &clock,
-            )
-        });
+        let (spec, core, lock) = group::build::<G>(
+            self.members,
+            Mailbox::new(self.mailbox),
+            self.policy,
+            &clock,
+            &inner.dead,
+        );
         let thread_spec = spec.duplicate();
         let thread_core = Arc::clone(&core);
         let looping = self.looping;

@@ -1,6 +1,13 @@
 //! Helpers shared by the benches: the machine header, JSON-lines output and
-//! percentiles. Include with `#[path = "common/mod.rs"] mod common;`.
+//! percentiles, and the measuring code of each table, shared by its own
+//! bench and by `paper.rs`. Include with `#[path = "common/mod.rs"] mod common;`.
 #![allow(dead_code)]
+
+pub mod cdf;
+pub mod dispatch;
+pub mod mailboxes;
+pub mod pool;
+pub mod table5;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -17,6 +24,10 @@ pub struct Machine {
     pub cores: usize,
     /// The CPU model from `/proc/cpuinfo`, or `unknown`.
     pub cpu: String,
+    /// CPUs this process may run on (`Cpus_allowed_list`), or `unknown`.
+    pub allowed: String,
+    /// CPUs online in the machine, or `unknown`.
+    pub online: String,
 }
 
 impl Machine {
@@ -33,7 +44,43 @@ impl Machine {
                     .map(|(_, v)| v.trim().to_string())
             })
             .unwrap_or_else(|| "unknown".to_string());
-        Machine { cores, cpu }
+        let allowed = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("Cpus_allowed_list"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".to_string());
+        let online = std::fs::read_to_string("/sys/devices/system/cpu/online")
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".to_string());
+        Machine {
+            cores,
+            cpu,
+            allowed,
+            online,
+        }
+    }
+
+    /// Whether the process was confined (`taskset`, cgroup cpuset) to fewer
+    /// CPUs than are online. The benches never pin their own threads.
+    pub fn pinned(&self) -> bool {
+        self.allowed != self.online && self.allowed != "unknown"
+    }
+
+    /// The header line with the pinning stated: model, cores, pinned or not.
+    pub fn header_pinned(&self) -> String {
+        let pinning = if self.pinned() {
+            format!(
+                "process pinned to CPUs {} (of {})",
+                self.allowed, self.online
+            )
+        } else {
+            format!("not pinned (threads float over CPUs {})", self.online)
+        };
+        format!("_{} cores, {}, {pinning}_", self.cores, self.cpu)
     }
 
     /// One markdown line naming the machine.

@@ -140,7 +140,7 @@ impl<A: Actor> ActorCell<A> {
     }
 
     /// Enters the actor to run the handler of `class` (see module docs).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn enter(
         &self,
         class: ClassId,

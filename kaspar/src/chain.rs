@@ -226,7 +226,7 @@ fn push_in(t: &ThreadState, frame: Frame) {
     if len < INLINE_FRAMES {
         t.frames[len].set(frame);
     } else {
-        SPILL.with(|s| s.borrow_mut().push(frame));
+        spill_push(frame);
     }
     t.len.set(len + 1);
 }
@@ -255,26 +255,53 @@ pub(crate) fn enter(
     reentrant: bool,
     policy: CyclePolicy,
 ) -> Result<(usize, ChainGuard), CallChain> {
-    THREAD.with(|t| {
-        let by_pair = reentrant && policy == CyclePolicy::Permissive;
-        let hit = |f: &Frame| f.actor == frame.actor && (!by_pair || f.class == frame.class);
+    let by_pair = reentrant && policy == CyclePolicy::Permissive;
+    // Kept small so that the thread-local access inlines: the rare paths
+    // (a deep chain, a refusal, the first call on a thread) are out of line.
+    let token = THREAD.with(|t| {
         let len = t.len.get();
-        let inline_hit = t.frames[..len.min(INLINE_FRAMES)]
-            .iter()
-            .any(|f| hit(&f.get()));
-        if inline_hit || (len > INLINE_FRAMES && SPILL.with(|s| s.borrow().iter().any(hit))) {
-            return Err(CallChain {
-                frames: frames_of(t),
-            });
+        if len != 0 && on_chain(t, len, &frame, by_pair) {
+            return None;
         }
-        push_in(t, frame);
-        Ok((
-            token_of(t),
+        if len < INLINE_FRAMES {
+            t.frames[len].set(frame);
+        } else {
+            spill_push(frame);
+        }
+        t.len.set(len + 1);
+        Some(token_of(t))
+    });
+    match token {
+        Some(token) => Ok((
+            token,
             ChainGuard {
                 _not_send: std::marker::PhantomData,
             },
-        ))
-    })
+        )),
+        None => Err(snapshot()),
+    }
+}
+
+/// Whether `frame`'s key is already on the chain of `len` frames.
+#[inline(always)]
+fn on_chain(t: &ThreadState, len: usize, frame: &Frame, by_pair: bool) -> bool {
+    let hit = |f: &Frame| f.actor == frame.actor && (!by_pair || f.class == frame.class);
+    t.frames[..len.min(INLINE_FRAMES)]
+        .iter()
+        .any(|f| hit(&f.get()))
+        || (len > INLINE_FRAMES && spill_hit(&hit))
+}
+
+#[cold]
+#[inline(never)]
+fn spill_hit(hit: &dyn Fn(&Frame) -> bool) -> bool {
+    SPILL.with(|s| s.borrow().iter().any(hit))
+}
+
+#[cold]
+#[inline(never)]
+fn spill_push(frame: Frame) {
+    SPILL.with(|s| s.borrow_mut().push(frame));
 }
 
 /// A copy of this thread's chain.
@@ -294,6 +321,12 @@ pub(crate) fn push(frame: Frame) -> ChainGuard {
     }
 }
 
+#[cold]
+#[inline(never)]
+fn spill_pop() {
+    let _ = SPILL.try_with(|s| s.borrow_mut().pop());
+}
+
 /// Pops the frame pushed by [`push`] when dropped.
 pub(crate) struct ChainGuard {
     _not_send: std::marker::PhantomData<*const ()>,
@@ -307,7 +340,7 @@ impl Drop for ChainGuard {
             let len = t.len.get() - 1;
             t.len.set(len);
             if len >= INLINE_FRAMES {
-                let _ = SPILL.try_with(|s| s.borrow_mut().pop());
+                spill_pop();
             }
         });
     }

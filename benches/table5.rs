@@ -1,0 +1,42 @@
+//! Paper Table 5: the cost of a round trip is the thread crossing, not the
+//! messaging. One ping/pong round trip with a reply, reached four ways
+//! (cross-thread sleeping, cross-thread spinning, grouped, fast_send), and
+//! fast_send between two members of one group against a direct call.
+//! DESIGN §9 targets: grouped ≥ 37x faster than sleeping cross-thread,
+//! fast_send ≥ 3x faster than grouped, intra-group fast_send ≤ 2x a direct
+//! call.
+//!
+//! `cargo bench --bench table5 [-- --quick]`. Prints markdown and writes
+//! `target/kaspar-bench/table5.jsonl`. The rows themselves live in
+//! `common/table5.rs`, shared with `paper.rs`.
+
+#[path = "common/mod.rs"]
+mod common;
+
+fn main() {
+    // `--callgrind CASE N`: run one case N times, print nothing, write
+    // nothing (instruction counts; see benches/README.md).
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--callgrind") {
+        let case = args.get(i + 1).expect("--callgrind CASE N");
+        let n = args
+            .get(i + 2)
+            .and_then(|n| n.parse().ok())
+            .expect("--callgrind CASE N");
+        common::table5::callgrind(case, n);
+        return;
+    }
+    let quick = common::quick();
+    let machine = common::Machine::detect();
+    let t = common::table5::measure(quick);
+    println!(
+        "## Table 5: one round trip, four delivery paths{}\n",
+        if quick { " (--quick)" } else { "" }
+    );
+    println!("{}\n", machine.header());
+    common::table5::print(&t);
+    let mut json = common::JsonLines::new("table5");
+    common::table5::record(&t, &mut json);
+    let path = json.write();
+    println!("\nJSON lines: {}", path.display());
+}

@@ -23,6 +23,9 @@ pub mod transparency {}
 #[doc = include_str!("../../book/src/cycles-and-deadlocks.md")]
 pub mod cycles_and_deadlocks {}
 
+#[doc = include_str!("../../book/src/supervision.md")]
+pub mod supervision {}
+
 #[doc = include_str!("../../book/src/groups-and-simulation.md")]
 pub mod groups_and_simulation {}
 

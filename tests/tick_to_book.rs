@@ -402,6 +402,37 @@ fn the_decoder_survives_random_and_mutated_bytes() {
     );
 }
 
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1_000))]
+
+    /// Any bytes at all: decoding either succeeds or reports an error.
+    #[test]
+    fn the_decoder_never_panics_on_arbitrary_bytes(
+        bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..MAX_DATAGRAM)
+    ) {
+        let mut book = Book::new(&security_ids());
+        let _ = feed::exercise(&bytes, &mut book);
+    }
+
+    /// A valid packet with one byte replaced and the tail cut somewhere:
+    /// the walk goes deep into the message before the damage.
+    #[test]
+    fn the_decoder_never_panics_on_damaged_packets(
+        which in 0usize..50,
+        at in 0usize..MAX_DATAGRAM,
+        byte in proptest::prelude::any::<u8>(),
+        cut in 0usize..MAX_DATAGRAM,
+    ) {
+        let (_, valid) = packets(50);
+        let mut buf = valid[which % valid.len()].clone();
+        let at = at % buf.len();
+        buf[at] = byte;
+        buf.truncate(cut.max(1).min(buf.len()));
+        let mut book = Book::new(&security_ids());
+        let _ = feed::exercise(&buf, &mut book);
+    }
+}
+
 #[test]
 fn encoding_round_trips() {
     let mut w = PacketWriter::default();

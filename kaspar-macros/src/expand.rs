@@ -6,25 +6,7 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::Ident;
 
 use crate::model::{ActorImpl, Receiver};
-
-fn camel(method: &Ident) -> Ident {
-    let mut out = String::new();
-    let mut upper = true;
-    for c in method.to_string().trim_start_matches('_').chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    if out.is_empty() {
-        out.push_str("Handler");
-    }
-    Ident::new(&out, method.span())
-}
+use crate::names;
 
 /// The expression that turns the runtime's `AccessRef` into what the method
 /// takes. For `&mut self` it goes through `exclusive_ref`, whose bound fails
@@ -46,7 +28,13 @@ pub(crate) fn expand(model: &ActorImpl) -> TokenStream {
     let enum_ident = format_ident!("{}Msg", model.ident);
     let this = quote!(this);
 
-    let variants: Vec<Ident> = model.handlers.iter().map(|h| camel(&h.method)).collect();
+    let variants: Vec<Ident> = names::distinct(
+        model
+            .handlers
+            .iter()
+            .map(|h| names::variant(&h.method, "Handler"))
+            .collect(),
+    );
     let msgs: Vec<&syn::Type> = model.handlers.iter().map(|h| &h.msg).collect();
     let replies: Vec<TokenStream> = model
         .handlers

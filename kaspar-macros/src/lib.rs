@@ -24,6 +24,7 @@ use syn::{parse_macro_input, Item};
 mod expand;
 mod group;
 mod model;
+mod names;
 mod options;
 
 /// Declares an actor (on a struct) or collects its handlers (on its impl

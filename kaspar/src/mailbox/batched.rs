@@ -1,137 +1,67 @@
 //! `BQueueBatched`: the blocking queue with a batch drain (paper §9.2).
 //!
-//! Algorithm: the same state as [`BQueue`](super::BQueue) (one mutex over a
-//! fixed ring that spills into an unbounded overflow, one condition
-//! variable), with two changes on the hot path:
-//!
-//! * the consumer moves everything queued (up to `max`) into the caller's
-//!   reused `Vec` under one lock acquisition, so a deep mailbox costs one
-//!   lock per batch rather than one per message;
-//! * a producer notifies only on the empty→non-empty transition and only if
-//!   the consumer is asleep; while the consumer is busy, pushes never touch
-//!   the condition variable.
-//!
-//! Invariants:
-//! * FIFO across ring and overflow: every message in the ring is older than
-//!   every message in the overflow (a push goes to the ring only while the
-//!   overflow is empty), and a drain takes the ring before the overflow;
-//! * `sleeping` is set only by the consumer, only under the lock, and only
-//!   while the queue is empty and open; so a push that finds it set is the
-//!   push that made the queue non-empty, and it notifies. No wakeup is lost
-//!   because the consumer re-checks emptiness under the same lock it sleeps
-//!   on;
-//! * once `closed`, no push succeeds, and everything accepted before is
-//!   still drained; `Closed` is reported only when closed and empty.
+//! Algorithm: the same locked core as [`BQueue`](super::BQueue) (one mutex
+//! over a fixed ring that spills into an unbounded overflow, one condition
+//! variable; its invariants are stated in `blocking.rs`), with one
+//! difference: the consumer moves everything queued (up to `max`) into the
+//! caller's reused `Vec` under one lock acquisition, so a deep mailbox costs
+//! one lock per batch rather than one per message. As in the core, a
+//! producer touches the condition variable only when the consumer sleeps,
+//! which it does only on an empty queue: only on the empty→non-empty
+//! transition.
 
-use super::blocking::State;
-use super::park::SpinBudget;
+use super::blocking::Locked;
 use super::{Drained, IdleWait};
 use crate::error::SendError;
-use crate::sync::{Condvar, Mutex, MutexGuard};
 
 /// Mutex + condvar around a ring with an overflow; drains in batches and
 /// wakes the consumer only when the queue turns non-empty.
 #[derive(Debug)]
-pub struct BQueueBatched<T> {
-    state: Mutex<State<T>>,
-    nonempty: Condvar,
-}
+pub struct BQueueBatched<T>(Locked<T>);
 
 impl<T> BQueueBatched<T> {
     /// A queue whose ring holds `capacity` messages before spilling.
     pub fn new(capacity: usize) -> Self {
-        BQueueBatched {
-            state: Mutex::new(State::new(capacity)),
-            nonempty: Condvar::new(),
-        }
+        BQueueBatched(Locked::new(capacity))
     }
 
-    /// Appends `msg`; returns the length after the push.
+    /// Appends `msg`; returns the length after the push. Touches the
+    /// condition variable only if the consumer sleeps, i.e. only on the
+    /// empty→non-empty transition.
     pub fn push(&self, msg: T) -> Result<usize, SendError<T>> {
-        let mut st = self.state.lock();
-        if st.closed {
-            return Err(SendError::Closed(msg));
-        }
-        let was_empty = st.len() == 0;
-        st.enqueue(msg);
-        let len = st.len();
-        let wake = was_empty && st.sleeping;
-        drop(st);
-        if wake {
-            self.nonempty.notify_one();
-        }
-        Ok(len)
+        self.0.push(msg)
     }
 
     /// Moves up to `max` of the oldest messages into `out` (at least one
     /// when any is queued), waiting per `idle` while empty and open.
     pub fn pop_batch(&self, out: &mut Vec<T>, max: usize, idle: IdleWait) -> Drained {
-        let max = max.max(1);
-        let mut budget = SpinBudget::new(idle);
-        loop {
-            let mut st = self.state.lock();
-            let n = drain(&mut st, out, max);
-            if n > 0 {
-                return Drained::Got(n);
-            }
-            if st.closed {
-                return Drained::Closed;
-            }
-            if budget.spin() {
-                drop(st);
-                continue;
-            }
-            st.sleeping = true;
-            while st.len() == 0 && !st.closed {
-                st = self.nonempty.wait(st);
-            }
-            st.sleeping = false;
-        }
+        self.0.pop_batch(out, max, idle)
     }
 
     /// Moves up to `max` of the oldest messages into `out` without waiting.
     pub fn try_pop_batch(&self, out: &mut Vec<T>, max: usize) -> usize {
-        if max == 0 {
-            return 0;
-        }
-        drain(&mut self.state.lock(), out, max)
+        self.0.try_pop_batch(out, max)
     }
 
     /// Refuses further pushes and wakes the consumer.
     pub fn close(&self) {
-        self.state.lock().closed = true;
-        self.nonempty.notify_all();
+        self.0.close();
     }
 
     /// Whether the queue is closed.
     pub fn is_closed(&self) -> bool {
-        self.state.lock().closed
+        self.0.is_closed()
     }
 
     /// Queued messages.
     pub fn len(&self) -> usize {
-        self.state.lock().len()
+        self.0.len()
     }
 
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
-
-/// Moves up to `max` messages, ring first, then overflow.
-fn drain<T>(st: &mut MutexGuard<'_, State<T>>, out: &mut Vec<T>, max: usize) -> usize {
-    let from_ring = st.ring.len().min(max);
-    out.extend(st.ring.drain(..from_ring));
-    let from_overflow = st.overflow.len().min(max - from_ring);
-    if from_overflow > 0 {
-        out.extend(st.overflow.drain(..from_overflow));
-        if st.overflow.is_empty() && st.overflow.capacity() > st.capacity {
-            // The burst is over; give its memory back.
-            st.overflow = std::collections::VecDeque::new();
-        }
-    }
-    from_ring + from_overflow
 }
 
 #[cfg(test)]

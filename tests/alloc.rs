@@ -2,32 +2,12 @@
 //! global allocator. One test function, so no other test in this binary
 //! allocates while it measures.
 
-use std::alloc::{GlobalAlloc, Layout, System as SysAlloc};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-
 use kaspar::prelude::*;
 
-struct Counting;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { SysAlloc.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { SysAlloc.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { SysAlloc.realloc(ptr, layout, new_size) }
-    }
-}
+use counting_alloc::{allocations, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -141,7 +121,7 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
     }
     wait_handled(&book, 3 * N);
 
-    let before = ALLOCS.load(Relaxed);
+    let before = allocations();
     for id in 0..N {
         let Ack(a) = book
             .fast_send(Order {
@@ -152,10 +132,10 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
             .unwrap();
         assert_eq!(a, id);
     }
-    let fast = ALLOCS.load(Relaxed) - before;
+    let fast = allocations() - before;
     assert_eq!(fast, 0, "fast_send (request + reply) must not allocate");
 
-    let before = ALLOCS.load(Relaxed);
+    let before = allocations();
     let mut sent = 0;
     while sent < N {
         for _ in 0..CHUNK {
@@ -169,7 +149,7 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
         }
         wait_handled(&book, 4 * N + sent);
     }
-    let sends = ALLOCS.load(Relaxed) - before;
+    let sends = allocations() - before;
     assert_eq!(sends, 0, "steady-state send must not allocate");
 
     // ask: the reply slot is recycled through the asking thread's cache
@@ -183,7 +163,7 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
         .wait()
         .unwrap();
     }
-    let before = ALLOCS.load(Relaxed);
+    let before = allocations();
     for id in 0..N {
         let Ack(a) = book
             .ask(Order {
@@ -196,7 +176,7 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
             .unwrap();
         assert_eq!(a, id);
     }
-    let asks = ALLOCS.load(Relaxed) - before;
+    let asks = allocations() - before;
     assert_eq!(
         asks, 0,
         "steady-state ask (request + reply handle) must not allocate"
@@ -233,9 +213,9 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
         }
     };
     run(0); // warm-up
-    let before = ALLOCS.load(Relaxed);
+    let before = allocations();
     run(N);
-    let grouped = ALLOCS.load(Relaxed) - before;
+    let grouped = allocations() - before;
     assert_eq!(grouped, 0, "the group's envelope must not allocate");
     drop(system);
 }

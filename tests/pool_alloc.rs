@@ -2,9 +2,8 @@
 //! global allocator, after warm-up. One test function, so nothing else in
 //! this binary allocates while it measures.
 
-use std::alloc::{GlobalAlloc, Layout, System as SysAlloc};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread;
 
@@ -12,27 +11,10 @@ use kaspar::pool::{MemoryPool, Pooled};
 use kaspar::prelude::*;
 use parking_lot::Mutex;
 
-struct Counting;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { SysAlloc.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { SysAlloc.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { SysAlloc.realloc(ptr, layout, new_size) }
-    }
-}
+use counting_alloc::{allocations, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -166,9 +148,9 @@ fn pooled_messages_allocate_nothing_in_steady_state() {
     };
     cross_thread_run(&handoff, &consumed, N); // warm-up
     let carved = pool.stats().carved_blocks;
-    let before = ALLOCS.load(Relaxed);
+    let before = allocations();
     cross_thread_run(&handoff, &consumed, N);
-    let after = ALLOCS.load(Relaxed);
+    let after = allocations();
     assert_eq!(consumer.join().unwrap(), N); // N/2 odd per run, two runs
     assert_eq!(
         after - before,
@@ -183,9 +165,9 @@ fn pooled_messages_allocate_nothing_in_steady_state() {
     prewarm();
     actor_run(&sink, N); // warm-up
     let carved = pool.stats().carved_blocks;
-    let before = ALLOCS.load(Relaxed);
+    let before = allocations();
     actor_run(&sink, N);
-    let after = ALLOCS.load(Relaxed);
+    let after = allocations();
     assert_eq!(
         after - before,
         0,

@@ -75,6 +75,7 @@ pub mod pool;
 mod reply;
 mod runloop;
 mod sim;
+mod spawn;
 mod stats;
 mod supervision;
 #[allow(dead_code, unused_imports)]
@@ -99,9 +100,10 @@ pub use mailbox::{IdleWait, MailboxKind, WhenFull};
 pub use placement::{Placement, PlacementOutcome};
 pub use reply::{Ask, ReplyTo};
 pub use sim::Simulation;
+pub use spawn::{GroupSpawn, Spawn};
 pub use stats::ActorStats;
 pub use supervision::{ExitReason, Restarted, Supervision, Terminated};
-pub use system::{GroupSpawn, ShutdownReport, Spawn, System, SystemConfig};
+pub use system::{ShutdownReport, System, SystemConfig};
 pub use timer::TimerId;
 
 /// Everything a typical actor module needs.

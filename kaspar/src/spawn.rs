@@ -1,0 +1,309 @@
+//! The spawn builders: per-actor and per-group options, and the thread
+//! start that applies a placement and reports it.
+
+use std::fmt;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crate::actor::{Actor, ActorConfig, ActorId};
+use crate::addr::Addr;
+use crate::cell::ActorCell;
+use crate::chain::CyclePolicy;
+use crate::group::{self, GroupSpec};
+use crate::inbox::Inbox;
+use crate::lock::ActorLock;
+use crate::mailbox::{IdleWait, Mailbox, MailboxKind};
+use crate::placement::{Placement, PlacementOutcome};
+use crate::runloop::{self, LoopConfig};
+use crate::supervision::Supervision;
+use crate::system::{Done, DoneOnExit, Running, System};
+
+/// A started thread: its handle, its exit flag, and where it reports how
+/// its placement went (before it runs any hook or handler).
+struct Spawned {
+    thread: JoinHandle<()>,
+    done: Arc<Done>,
+    placed: mpsc::Receiver<PlacementOutcome>,
+}
+
+/// Spawns an actor or group thread that applies `placement`, reports the
+/// outcome, runs `body`, and reports its exit to `done`.
+fn spawn_thread(
+    name: String,
+    placement: Placement,
+    body: impl FnOnce() + Send + 'static,
+) -> Spawned {
+    let done = Arc::new(Done::default());
+    let on_exit = DoneOnExit(Arc::clone(&done));
+    let (report, placed) = mpsc::sync_channel(1);
+    let thread = std::thread::Builder::new()
+        .name(name)
+        .spawn(move || {
+            let _on_exit = on_exit;
+            // The spawner may not wait for the report; that is fine.
+            let _ = report.send(placement.apply_to_current_thread());
+            body();
+        })
+        .expect("kaspar: the OS refused to spawn an actor thread");
+    Spawned {
+        thread,
+        done,
+        placed,
+    }
+}
+
+/// Waits for a thread's placement report.
+fn placement_of(placed: &mpsc::Receiver<PlacementOutcome>) -> PlacementOutcome {
+    // The thread sends before anything else; a closed channel means it
+    // died before reporting, and nothing was applied.
+    placed.recv().unwrap_or(PlacementOutcome {
+        affinity: None,
+        priority: None,
+    })
+}
+
+/// An actor about to be started; set per-actor options, then
+/// [`start`](Spawn::start).
+#[must_use = "the actor runs only once `start` is called"]
+pub struct Spawn<'s, A: Actor> {
+    placement: Placement,
+    system: &'s System,
+    actor: A,
+    supervision: Option<Supervision<A>>,
+    mailbox: MailboxKind,
+    policy: CyclePolicy,
+    looping: LoopConfig,
+}
+
+impl<A: Actor> fmt::Debug for Spawn<'_, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Spawn")
+            .field("actor", &<A as ActorConfig>::NAME)
+            .field("mailbox", &self.mailbox)
+            .field("policy", &self.policy)
+            .field("supervision", &self.supervision)
+            .finish()
+    }
+}
+
+impl<'s, A: Actor> Spawn<'s, A> {
+    pub(crate) fn new(system: &'s System, actor: A) -> Self {
+        let c = &system.inner.config;
+        Spawn {
+            placement: Placement::new(),
+            system,
+            actor,
+            supervision: None,
+            mailbox: A::MAILBOX.unwrap_or(c.mailbox),
+            policy: A::POLICY.unwrap_or(c.policy),
+            looping: LoopConfig {
+                idle: c.idle,
+                max_batch: c.max_batch.max(1),
+            },
+        }
+    }
+
+    /// What a panic in one of this actor's handlers does (default:
+    /// [`Supervision::resume`]).
+    pub fn supervise(mut self, policy: Supervision<A>) -> Self {
+        self.supervision = Some(policy);
+        self
+    }
+
+    /// Shorthand for `supervise(Supervision::restart(factory))`.
+    pub fn restart_with(self, factory: impl Fn() -> A + Send + Sync + 'static) -> Self {
+        self.supervise(Supervision::restart(factory))
+    }
+
+    /// This actor's mailbox kind (overrides `#[actor(mailbox = ...)]`).
+    pub fn mailbox(mut self, kind: MailboxKind) -> Self {
+        self.mailbox = kind;
+        self
+    }
+
+    /// This actor's cycle policy (overrides `#[actor(policy = ...)]`).
+    pub fn policy(mut self, policy: CyclePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// How this actor's thread waits while idle.
+    pub fn idle(mut self, idle: IdleWait) -> Self {
+        self.looping.idle = idle;
+        self
+    }
+
+    /// Most messages handled per lock acquisition.
+    pub fn max_batch(mut self, n: usize) -> Self {
+        self.looping.max_batch = n.max(1);
+        self
+    }
+
+    /// Where the actor's thread runs (CPU affinity, `SCHED_FIFO`). Applied
+    /// by the thread before its `#[started]` hook; see
+    /// [`start_placed`](Spawn::start_placed) for whether the OS agreed.
+    pub fn placement(mut self, placement: Placement) -> Self {
+        self.placement = placement;
+        self
+    }
+
+    /// [`start`](Spawn::start), then waits until the thread has applied
+    /// its placement and returns what the OS did with it.
+    pub fn start_placed(self) -> (Addr<A>, PlacementOutcome) {
+        let (addr, placed) = self.launch();
+        (addr, placement_of(&placed))
+    }
+
+    /// Starts the actor's thread and returns its address. The `#[started]`
+    /// hook runs on that thread before the first message.
+    ///
+    /// If the system is already shut down, the actor starts closed: it runs
+    /// its hooks and sends to it return `Closed`.
+    pub fn start(self) -> Addr<A> {
+        self.launch().0
+    }
+
+    fn launch(self) -> (Addr<A>, mpsc::Receiver<PlacementOutcome>) {
+        let inner = &self.system.inner;
+        let cell = Arc::new(ActorCell::new(
+            self.actor,
+            Arc::new(ActorLock::new(false)),
+            self.policy,
+            Inbox::Own(Mailbox::new(self.mailbox)),
+            inner.config.clock.clone(),
+            inner.dead.clone(),
+        ));
+        if let Some(policy) = self.supervision {
+            cell.sup.set(policy);
+        }
+        let addr = Addr::from_cell(Arc::clone(&cell));
+        let thread_cell = Arc::clone(&cell);
+        let looping = self.looping;
+        let spawned = spawn_thread(
+            format!("kaspar:{}{:?}", <A as ActorConfig>::NAME, cell.id),
+            self.placement,
+            move || runloop::run(thread_cell, looping),
+        );
+        let close_cell = Arc::clone(&cell);
+        self.system.register(Running {
+            id: cell.id,
+            name: <A as ActorConfig>::NAME,
+            close: Box::new(move || close_cell.inbox.close()),
+            thread: spawned.thread,
+            done: spawned.done,
+        });
+        (addr, spawned.placed)
+    }
+}
+
+/// A group about to be started; set its options, then
+/// [`start`](GroupSpawn::start).
+#[must_use = "the group runs only once `start` is called"]
+pub struct GroupSpawn<'s, G: GroupSpec> {
+    placement: Placement,
+    system: &'s System,
+    members: G::Members,
+    mailbox: MailboxKind,
+    policy: CyclePolicy,
+    looping: LoopConfig,
+}
+
+impl<G: GroupSpec> fmt::Debug for GroupSpawn<'_, G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GroupSpawn")
+            .field("group", &G::NAME)
+            .field("mailbox", &self.mailbox)
+            .field("policy", &self.policy)
+            .finish()
+    }
+}
+
+impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
+    pub(crate) fn new(system: &'s System, members: G::Members) -> Self {
+        let c = &system.inner.config;
+        GroupSpawn {
+            placement: Placement::new(),
+            system,
+            members,
+            mailbox: c.mailbox,
+            policy: c.policy,
+            looping: LoopConfig {
+                idle: c.idle,
+                max_batch: c.max_batch.max(1),
+            },
+        }
+    }
+
+    /// The kind of the group's one shared queue.
+    pub fn mailbox(mut self, kind: MailboxKind) -> Self {
+        self.mailbox = kind;
+        self
+    }
+
+    /// The cycle policy of members that do not declare one.
+    pub fn policy(mut self, policy: CyclePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// How the group's thread waits while idle.
+    pub fn idle(mut self, idle: IdleWait) -> Self {
+        self.looping.idle = idle;
+        self
+    }
+
+    /// Most messages handled per lock acquisition.
+    pub fn max_batch(mut self, n: usize) -> Self {
+        self.looping.max_batch = n.max(1);
+        self
+    }
+
+    /// Where the group's thread runs (CPU affinity, `SCHED_FIFO`).
+    pub fn placement(mut self, placement: Placement) -> Self {
+        self.placement = placement;
+        self
+    }
+
+    /// [`start`](GroupSpawn::start), then waits until the thread has
+    /// applied its placement and returns what the OS did with it.
+    pub fn start_placed(self) -> (G, PlacementOutcome) {
+        let (group, placed) = self.launch();
+        (group, placement_of(&placed))
+    }
+
+    /// Starts the group's thread and returns the members' addresses. Every
+    /// member's `#[started]` hook runs on that thread, in field order,
+    /// before the first message.
+    pub fn start(self) -> G {
+        self.launch().0
+    }
+
+    fn launch(self) -> (G, mpsc::Receiver<PlacementOutcome>) {
+        let inner = &self.system.inner;
+        let clock = inner.config.clock.clone();
+        let (spec, core, lock) = group::build::<G>(
+            self.members,
+            Mailbox::new(self.mailbox),
+            self.policy,
+            &clock,
+            &inner.dead,
+        );
+        let thread_spec = spec.duplicate();
+        let thread_core = Arc::clone(&core);
+        let looping = self.looping;
+        let spawned = spawn_thread(
+            format!("kaspar:group:{}", G::NAME),
+            self.placement,
+            move || group::run(thread_spec, thread_core, lock, looping),
+        );
+        self.system.register(Running {
+            id: ActorId::next(),
+            name: G::NAME,
+            close: Box::new(move || group::close(&core)),
+            thread: spawned.thread,
+            done: spawned.done,
+        });
+        (spec, spawned.placed)
+    }
+}

@@ -185,3 +185,41 @@ pub fn fast_send_pingpong(n: u64) -> f64 {
     system.shutdown();
     r
 }
+
+#[group]
+pub struct Court {
+    pub ping: Addr<Pinger>,
+    pub pong: Addr<Ponger>,
+}
+
+/// The same queued ping-pong as [`pingpong`], between two members of one
+/// group: no hop crosses a thread.
+pub fn grouped_pingpong(n: u64) -> f64 {
+    let system = System::new();
+    let court = system
+        .spawn_group::<Court>((
+            Pinger {
+                pong: None,
+                me: None,
+                left: 0,
+                done: None,
+            },
+            Ponger,
+        ))
+        .mailbox(MailboxKind::batched(1024))
+        .start();
+    let (tx, rx) = mpsc::channel();
+    let t = Instant::now();
+    court
+        .ping
+        .send(Start {
+            pong: court.pong.clone(),
+            rounds: n,
+            done: tx,
+        })
+        .unwrap();
+    rx.recv().unwrap();
+    let r = per_s(n, t.elapsed());
+    system.shutdown();
+    r
+}

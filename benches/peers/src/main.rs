@@ -59,7 +59,7 @@ struct Peer {
     pingpong: Option<fn(u64) -> f64>,
 }
 
-const PEERS: [Peer; 6] = [
+const PEERS: [Peer; 7] = [
     Peer {
         name: "kaspar",
         ask: Some(kaspar_peer::ask),
@@ -71,6 +71,15 @@ const PEERS: [Peer; 6] = [
         ask: Some(kaspar_peer::fast_send),
         tell: None,
         pingpong: Some(kaspar_peer::fast_send_pingpong),
+    },
+    // Queued ping-pong between two members of one group: both actors on one
+    // thread, every hop through the group's queue. The closest match to the
+    // peers that run both actors on one runtime thread.
+    Peer {
+        name: "kaspar_group",
+        ask: None,
+        tell: None,
+        pingpong: Some(kaspar_peer::grouped_pingpong),
     },
     Peer {
         name: "kameo",

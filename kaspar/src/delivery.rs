@@ -161,11 +161,13 @@ impl<A: Actor> Call<'_, A> {
         let cell = &self.addr.cell;
         match cell.enter(<A as Handler<M>>::CLASS, self.policy, Wait::Try) {
             Ok(mut entered) => {
-                cell.stats.locked.void_inline();
                 let mut ctx = Ctx::new(cell);
                 let run = catch_unwind(AssertUnwindSafe(|| {
                     <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
                 }));
+                // Counted after the handler (still under the lock), so a
+                // handler reading its own stats cannot see how it was reached.
+                cell.stats.locked.void_inline();
                 if let Err(payload) = run {
                     supervision::on_panic(&mut entered, <A as Handler<M>>::CLASS, payload);
                 }

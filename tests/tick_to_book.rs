@@ -5,13 +5,13 @@
 //! arrivals produces exactly what the live group produced.
 
 #[allow(dead_code)]
-#[path = "../examples/tick_to_book/feed.rs"]
+#[path = "../examples/tick_to_book/feed/mod.rs"]
 mod feed;
 #[allow(dead_code)]
-#[path = "../examples/tick_to_book/generator.rs"]
+#[path = "../examples/tick_to_book/generator/mod.rs"]
 mod generator;
 #[allow(dead_code)]
-#[path = "../examples/tick_to_book/pipeline.rs"]
+#[path = "../examples/tick_to_book/pipeline/mod.rs"]
 mod pipeline;
 #[allow(dead_code)]
 #[path = "../examples/tick_to_book/replay.rs"]

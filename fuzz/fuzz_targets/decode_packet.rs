@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code)]
-#[path = "../../examples/tick_to_book/feed.rs"]
+#[path = "../../examples/tick_to_book/feed/mod.rs"]
 mod feed;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,0 +1,105 @@
+//! The command line: which configurations to run, for how long, on which
+//! mailbox, with which feed, and where the files go (see the README's
+//! option table).
+
+use std::path::PathBuf;
+
+use kaspar::prelude::*;
+
+use crate::generator::GenConfig;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Config {
+    /// Each reader `fast_send`s and runs the group chain itself.
+    OneThread,
+    /// Each reader `send`s through the group's mailbox.
+    TwoStage,
+}
+
+impl Config {
+    /// `one_thread` or `two_stage`: the JSON case and file-name part.
+    pub fn case(self) -> &'static str {
+        match self {
+            Config::OneThread => "one_thread",
+            Config::TwoStage => "two_stage",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Options {
+    pub secs: f64,
+    pub configs: Vec<Config>,
+    pub mailbox: (MailboxKind, &'static str),
+    pub gen: GenConfig,
+    pub capture: Option<PathBuf>,
+    pub replay: bool,
+}
+
+const USAGE: &str = "usage: tick_to_book [--secs N] [--config one-thread|two-stage|both] \
+[--mailbox bqueue|batched|sharded|lockfree] [--rate EVENTS_PER_S] [--burst BRANCHING_RATIO] \
+[--decay PER_S] [--seed N] [--capture PATH] [--replay on|off]";
+
+pub fn parse_args() -> Result<Options, String> {
+    let mut o = Options {
+        secs: 10.0,
+        configs: vec![Config::OneThread, Config::TwoStage],
+        mailbox: (MailboxKind::bqueue(4096), "BQueue"),
+        gen: GenConfig::default(),
+        capture: None,
+        replay: true,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        if flag == "-h" || flag == "--help" {
+            return Err(USAGE.into());
+        }
+        // `cargo bench`-style harness flags are ignored.
+        if flag == "--bench" {
+            continue;
+        }
+        let value = args
+            .next()
+            .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
+        let num = |v: &str| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| format!("{flag}: not a number: {v}"))
+        };
+        match flag.as_str() {
+            "--secs" => o.secs = num(&value)?.max(0.2),
+            "--rate" => o.gen.rate = num(&value)?.max(1.0),
+            "--burst" => o.gen.branching = num(&value)?.min(0.99),
+            "--decay" => o.gen.decay = num(&value)?.max(1.0),
+            "--seed" => o.gen.seed = value.parse().map_err(|_| format!("--seed: {value}"))?,
+            "--capture" => o.capture = Some(PathBuf::from(value)),
+            "--replay" => {
+                o.replay = match value.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    v => return Err(format!("--replay: {v}?\n{USAGE}")),
+                }
+            }
+            "--config" => {
+                o.configs = match value.as_str() {
+                    "one-thread" => vec![Config::OneThread],
+                    "two-stage" => vec![Config::TwoStage],
+                    "both" => vec![Config::OneThread, Config::TwoStage],
+                    v => return Err(format!("--config: {v}?\n{USAGE}")),
+                }
+            }
+            "--mailbox" => {
+                o.mailbox = match value.as_str() {
+                    "bqueue" => (MailboxKind::bqueue(4096), "BQueue"),
+                    "batched" => (MailboxKind::batched(4096), "BQueueBatched"),
+                    "sharded" => (MailboxKind::sharded(2, 4096), "Sharded"),
+                    "lockfree" => (MailboxKind::lock_free(8192), "LockFree"),
+                    v => return Err(format!("--mailbox: {v}?\n{USAGE}")),
+                }
+            }
+            f => return Err(format!("unknown option {f}\n{USAGE}")),
+        }
+    }
+    Ok(o)
+}

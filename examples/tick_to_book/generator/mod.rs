@@ -1,0 +1,38 @@
+//! The synthetic exchange: clustered event arrivals from a self-exciting
+//! Hawkes process, turned into book and trade messages against a reference
+//! book, coalesced into packets, sent as redundant feeds A and B over UDP
+//! on loopback, and optionally written to a capture file.
+//!
+//! Deterministic for a seed: the same seed gives the same events, in the
+//! same order, with the same payloads. Only the packet boundaries depend on
+//! when the sender gets to run (live), or on the caller's clock (offline).
+//!
+//! One file per job:
+//!
+//! * `random.rs`: the xorshift RNG and the Hawkes process (arrival times);
+//! * `exchange.rs`: the matching engine and packetizer, [`Generator`];
+//! * `log.rs`: every packet's entries, [`PacketLog`], from which the
+//!   reference book is rebuilt;
+//! * `sender.rs`: the live UDP sender of feeds A and B, and offline
+//!   packetization;
+//! * `capture.rs`: the capture file.
+//!
+//! Everything is re-exported here, so the rest of the example names it
+//! `generator::Generator` and so on.
+
+mod capture;
+mod exchange;
+mod log;
+mod random;
+mod sender;
+
+// The example and the test each use a different part of this interface
+// (hence the allow, as on their `mod` lines).
+#[allow(unused_imports)]
+pub use self::{
+    capture::{read_capture, CaptureWriter, CAPTURE_MAGIC},
+    exchange::{security_ids, GenConfig, Generator, INSTRUMENTS},
+    log::PacketLog,
+    random::{Hawkes, XorShift},
+    sender::{offline_packets, run_sender, FeedId, SendPlan, SendProgress, SendReport},
+};

@@ -43,6 +43,22 @@
 //! assert_eq!(n, 4);
 //! system.shutdown();
 //! ```
+//!
+//! # Where to go next
+//!
+//! * [`Addr`] and the [`delivery` table](Addr::fast_send) for the six ways
+//!   in; [`CyclePolicy`] and [`FastSendError`] for what a synchronous
+//!   delivery refuses, and why.
+//! * [`group`] and [`GroupSpec`]: several actors on one thread behind one
+//!   queue; a `fast_send` between members takes no second lock.
+//! * [`Simulation`] (and, with the `journal` feature, `journal`): the same
+//!   group on virtual time, replayed deterministically.
+//! * [`mailbox`]: the four queues and how to choose; [`pool`]: `Pooled<T>`.
+//! * [`Supervision`] and [`DeadLetters`]: what happens after a panic, and
+//!   where undeliverable messages go. [`Placement`]: CPU affinity and
+//!   `SCHED_FIFO` for actor threads.
+//! * The guide (`book/` in the repository) explains the design, including
+//!   the receiver transparency contract.
 #![deny(
     unsafe_op_in_unsafe_fn,
     clippy::undocumented_unsafe_blocks,

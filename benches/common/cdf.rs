@@ -85,12 +85,17 @@ pub fn svg(title: &str, subtitle: &str, series: &[(&str, &Histogram<u64>)]) -> S
         } else {
             ""
         };
+        // p99 sits too close to 1 for an axis label: name it inside the
+        // plot, just under its line.
+        let (label, lx, ly, anchor) = if q == 0.99 {
+            ("p99".to_string(), LEFT + 4.0, y + 12.0, "start")
+        } else {
+            (q.to_string(), LEFT - 6.0, y + 4.0, "end")
+        };
         let _ = writeln!(
             out,
-            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"{dash}/><text x="{:.1}" y="{:.1}" text-anchor="end">{q}</text>"##,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#ddd"{dash}/><text x="{lx:.1}" y="{ly:.1}" text-anchor="{anchor}">{label}</text>"##,
             LEFT + plot_w,
-            LEFT - 6.0,
-            y + 4.0
         );
     }
     let _ = writeln!(

@@ -103,12 +103,17 @@ pub fn svg_cdf(path: &Path, title: &str, series: &[(String, &[u64])]) -> std::io
     }
     for f in [0.0, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0] {
         let py = y(f);
+        // p99 sits too close to 1 for an axis label: name it inside the
+        // plot, just under its line.
+        let (label, lx, ly, anchor) = if f == 0.99 {
+            ("p99".to_string(), L + 4.0, py + 12.0, "start")
+        } else {
+            (f.to_string(), L - 6.0, py + 4.0, "end")
+        };
         let _ = writeln!(
             s,
-            r##"<line x1="{L}" y1="{py}" x2="{}" y2="{py}" stroke="#eee"/><text x="{}" y="{}" text-anchor="end">{f}</text>"##,
+            r##"<line x1="{L}" y1="{py}" x2="{}" y2="{py}" stroke="#eee"/><text x="{lx}" y="{ly}" text-anchor="{anchor}">{label}</text>"##,
             W - R,
-            L - 6.0,
-            py + 4.0
         );
     }
     for (k, (_, v)) in series.iter().enumerate() {

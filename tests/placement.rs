@@ -23,15 +23,6 @@ pub struct Solo {
 }
 
 #[test]
-fn no_placement_is_reported_as_nothing_requested() {
-    let system = System::new();
-    let (addr, outcome) = system.spawn(Pinned).start_placed();
-    assert!(outcome.is_ok());
-    assert!(outcome.affinity.is_none() && outcome.priority.is_none());
-    assert_eq!(addr.ask(Ping).unwrap().wait().unwrap(), 7);
-}
-
-#[test]
 fn a_refused_placement_is_reported_and_the_actor_still_runs() {
     let system = System::new();
     let impossible = Placement::new().pin(1 << 20);

@@ -472,7 +472,6 @@ fn soak_every_message_has_exactly_one_outcome() {
         bad.is_empty(),
         "ids with no or several outcomes (0 lost, 2/16/.. duplicated): {bad:?}"
     );
-    assert_eq!(counts.iter().sum::<u64>(), issued as u64);
     for id in stall_ids {
         assert_eq!(ledger.outcome[id as usize].load(Ordering::Relaxed), HANDLED);
     }

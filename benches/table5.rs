@@ -14,16 +14,8 @@
 mod common;
 
 fn main() {
-    // `--callgrind CASE N`: run one case N times, print nothing, write
-    // nothing (instruction counts; see benches/README.md).
-    let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--callgrind") {
-        let case = args.get(i + 1).expect("--callgrind CASE N");
-        let n = args
-            .get(i + 2)
-            .and_then(|n| n.parse().ok())
-            .expect("--callgrind CASE N");
-        common::table5::callgrind(case, n);
+    if let Some((case, n)) = common::callgrind_args() {
+        common::table5::callgrind(&case, n);
         return;
     }
     let quick = common::quick();

@@ -17,6 +17,20 @@ pub fn quick() -> bool {
     std::env::args().any(|a| a == "--quick")
 }
 
+/// `--callgrind CASE N` on the command line: run one case N times and
+/// nothing else (instruction counts; see benches/README.md).
+#[allow(dead_code)] // not every bench that includes this module counts
+pub fn callgrind_args() -> Option<(String, u64)> {
+    let args: Vec<String> = std::env::args().collect();
+    let i = args.iter().position(|a| a == "--callgrind")?;
+    let case = args.get(i + 1).expect("--callgrind CASE N").clone();
+    let n = args
+        .get(i + 2)
+        .and_then(|n| n.parse().ok())
+        .expect("--callgrind CASE N");
+    Some((case, n))
+}
+
 /// What the numbers were measured on.
 #[derive(Clone, Debug)]
 pub struct Machine {

@@ -94,7 +94,6 @@ mod sim;
 mod spawn;
 mod stats;
 mod supervision;
-#[allow(dead_code, unused_imports)]
 mod sync;
 mod system;
 mod timer;

@@ -11,7 +11,9 @@
 
 #[cfg(not(loom))]
 mod imp {
-    pub(crate) use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    // Only the queues' unit tests share a queue between threads.
+    #[cfg(test)]
     pub(crate) use std::sync::Arc;
 
     /// A mutex without poisoning.
@@ -27,10 +29,6 @@ mod imp {
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
             self.0.lock()
         }
-        #[inline]
-        pub(crate) fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
-            self.0.try_lock()
-        }
     }
 
     /// A condition variable paired with [`Mutex`].
@@ -45,16 +43,6 @@ mod imp {
         pub(crate) fn wait<'a, T>(&self, mut guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
             self.0.wait(&mut guard);
             guard
-        }
-        /// Waits at most `timeout`; returns the guard and whether it timed out.
-        #[inline]
-        pub(crate) fn wait_for<'a, T>(
-            &self,
-            mut guard: MutexGuard<'a, T>,
-            timeout: std::time::Duration,
-        ) -> (MutexGuard<'a, T>, bool) {
-            let r = self.0.wait_for(&mut guard, timeout);
-            (guard, r.timed_out())
         }
         #[inline]
         pub(crate) fn notify_one(&self) {
@@ -97,7 +85,8 @@ mod imp {
 #[cfg(loom)]
 mod imp {
     pub(crate) use loom::cell::UnsafeCell;
-    pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    #[cfg(test)]
     pub(crate) use loom::sync::Arc;
 
     #[derive(Debug, Default)]
@@ -111,9 +100,6 @@ mod imp {
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
             self.0.lock().unwrap()
         }
-        pub(crate) fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
-            self.0.try_lock().ok()
-        }
     }
 
     #[derive(Debug, Default)]
@@ -125,14 +111,6 @@ mod imp {
         }
         pub(crate) fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
             self.0.wait(guard).unwrap()
-        }
-        pub(crate) fn wait_for<'a, T>(
-            &self,
-            guard: MutexGuard<'a, T>,
-            _timeout: std::time::Duration,
-        ) -> (MutexGuard<'a, T>, bool) {
-            // loom has no time; a timed wait is modelled as an untimed one.
-            (self.0.wait(guard).unwrap(), false)
         }
         pub(crate) fn notify_one(&self) {
             self.0.notify_one();

@@ -129,5 +129,4 @@ mod imp {
     }
 }
 
-#[allow(unused_imports)]
 pub(crate) use imp::*;

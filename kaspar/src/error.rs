@@ -3,9 +3,9 @@
 
 use std::fmt;
 
-use crate::actor::ActorId;
-use crate::chain::CallChain;
-use crate::deadlock::WaitEdge;
+use crate::base::ids::ActorId;
+use crate::guard::chain::CallChain;
+use crate::guard::deadlock::WaitEdge;
 
 /// The actor a failed delivery was aimed at.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

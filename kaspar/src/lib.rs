@@ -49,7 +49,7 @@
 //! * [`Addr`] and the [`delivery` table](Addr::fast_send) for the six ways
 //!   in; [`CyclePolicy`] and [`FastSendError`] for what a synchronous
 //!   delivery refuses, and why.
-//! * [`group`] and [`GroupSpec`]: several actors on one thread behind one
+//! * [`group`](macro@group) and [`GroupSpec`]: several actors on one thread behind one
 //!   queue; a `fast_send` between members takes no second lock.
 //! * [`Simulation`] (and, with the `journal` feature, `journal`): the same
 //!   group on virtual time, replayed deterministically.
@@ -67,59 +67,95 @@
     missing_debug_implementations
 )]
 
+// # Module map
+//
+// The runtime is in layers; each folder uses only the folders above it in
+// this list (CI checks it: `.ci/tools/layers.py`).
+//
+//   base/      ids (ActorId, ClassId, thread tokens), per-actor counters,
+//              clock and timers, the `sync` shim (std or loom)
+//   guard/     the call chain (cycle check before any lock), the actor
+//              lock, the cross-thread wait-for registry
+//   error.rs   what a delivery refuses and hands back
+//   mailbox/   the four queues, the kinds and wait strategies, the inbox
+//              (own mailbox or a group's queue), generic over the message
+//   reply/     where a handler's return value goes; `Ask`
+//   failure/   dead letters and supervision policy, as data
+//   actor/     the traits `#[actor]` implements, `Ctx`, the cell and its
+//              entry protocol, `Addr`, supervision's mechanics on a cell
+//   delivery/  the fast_send family and the run loop
+//   group/     groups, simulation, the journal
+//   system/    `System`, the spawn builders, thread placement
+//   pool/      `Pooled<T>` and its allocator (independent of the rest)
+
 mod actor;
-mod addr;
-mod cell;
-mod chain;
-mod clock;
-mod ctx;
-mod deadletter;
-mod deadlock;
+mod base;
 mod delivery;
 mod error;
+mod failure;
 mod group;
-/// The guide's chapters, compiled as doctests (`cargo test --doc`).
-#[cfg(doctest)]
-mod guide;
-mod inbox;
-#[cfg(feature = "journal")]
-pub mod journal;
-mod lock;
+mod guard;
 pub mod mailbox;
-mod placement;
 pub mod pool;
 mod reply;
-mod runloop;
-mod sim;
-mod spawn;
-mod stats;
-mod supervision;
-mod sync;
 mod system;
-mod timer;
 
-pub use actor::{
-    AccessMode, AccessRef, Actor, ActorConfig, ActorId, ClassId, Exclusive, Handler, Shared,
-};
-pub use addr::Addr;
-pub use chain::{CallChain, CyclePolicy, Frame};
-pub use clock::{Clock, Time, VirtualClock};
-pub use ctx::Ctx;
-pub use deadletter::{DeadLetter, DeadLetterCounts, DeadLetterReason, DeadLetters};
-pub use deadlock::WaitEdge;
-pub use delivery::Call;
+/// The guide's chapters, compiled as doctests (`cargo test --doc`): each
+/// chapter of `book/src` is the documentation of an empty module, so every
+/// ```rust sample in it is built and run against the current code.
+#[cfg(doctest)]
+mod guide {
+    macro_rules! chapters {
+        ($($name:ident = $file:literal;)*) => {
+            $(
+                #[doc = include_str!(concat!("../../book/src/", $file))]
+                pub mod $name {}
+            )*
+        };
+    }
+    chapters! {
+        introduction = "introduction.md";
+        quick_start = "quick-start.md";
+        actors_and_handlers = "actors-and-handlers.md";
+        delivery = "delivery.md";
+        transparency = "transparency.md";
+        cycles_and_deadlocks = "cycles-and-deadlocks.md";
+        supervision = "supervision.md";
+        groups_and_simulation = "groups-and-simulation.md";
+        mailboxes = "mailboxes.md";
+        memory_pool = "memory-pool.md";
+        performance = "performance.md";
+        pipeline = "pipeline.md";
+        prior_art = "prior-art.md";
+    }
+}
+
+pub use actor::addr::Addr;
+pub use actor::ctx::Ctx;
+pub use actor::traits::{AccessMode, AccessRef, Actor, ActorConfig, Exclusive, Handler, Shared};
+pub use base::clock::{Clock, Time, VirtualClock};
+pub use base::ids::{ActorId, ClassId};
+pub use base::stats::ActorStats;
+pub use base::timer::TimerId;
+pub use delivery::fast_send::Call;
 pub use error::{AskError, Delivered, FastSendError, SendError, Target};
+pub use failure::dead_letters::{DeadLetter, DeadLetterCounts, DeadLetterReason, DeadLetters};
+pub use failure::supervision::{ExitReason, Restarted, Supervision, Terminated};
+pub use group::sim::Simulation;
 pub use group::GroupSpec;
+pub use guard::chain::{CallChain, CyclePolicy, Frame};
+pub use guard::deadlock::WaitEdge;
 pub use kaspar_macros::{actor, group, handler};
 pub use mailbox::{IdleWait, MailboxKind, WhenFull};
-pub use placement::{Placement, PlacementOutcome};
 pub use reply::{Ask, ReplyTo};
-pub use sim::Simulation;
-pub use spawn::{GroupSpawn, Spawn};
-pub use stats::ActorStats;
-pub use supervision::{ExitReason, Restarted, Supervision, Terminated};
+pub use system::placement::{Placement, PlacementOutcome};
+pub use system::spawn::{GroupSpawn, Spawn};
 pub use system::{ShutdownReport, System, SystemConfig};
-pub use timer::TimerId;
+
+/// Journal a live group's inputs and replay them in a [`Simulation`]
+/// (feature `journal`).
+#[cfg(feature = "journal")]
+pub use group::journal;
 
 /// Everything a typical actor module needs.
 pub mod prelude {
@@ -132,13 +168,14 @@ pub mod prelude {
 /// What `#[actor]` expansions name. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::actor::{
-        exclusive_ref, shared_ref, AccessMode, AccessRef, Actor, ActorConfig, ClassId, Exclusive,
+    pub use crate::actor::ctx::Ctx;
+    pub use crate::actor::traits::{
+        exclusive_ref, shared_ref, AccessMode, AccessRef, Actor, ActorConfig, Exclusive,
         ExclusiveMode, Handler, Shared,
     };
-    pub use crate::chain::CyclePolicy;
-    pub use crate::ctx::Ctx;
+    pub use crate::base::ids::ClassId;
     pub use crate::group::{GroupBuilder, GroupHold, GroupSpec};
+    pub use crate::guard::chain::CyclePolicy;
     pub use crate::mailbox::MailboxKind;
     pub use crate::reply::ReplyTo;
     pub use core::option::Option;

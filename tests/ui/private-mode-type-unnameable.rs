@@ -13,8 +13,8 @@ pub struct Ponger;
 impl Ponger {
     #[handler(Ping)]
     fn on_ping(&mut self, _msg: Ping, _ctx: &mut Ctx<Self>) {
-        let _wait: Option<kaspar::lock::Wait> = None;
-        let _entered: Option<kaspar::cell::Entered<'static, Ponger>> = None;
+        let _wait: Option<kaspar::guard::lock::Wait> = None;
+        let _entered: Option<kaspar::actor::cell::Entered<'static, Ponger>> = None;
     }
 }
 

@@ -102,9 +102,9 @@ mod tests {
 
     #[test]
     fn consumer_asleep_is_woken_by_push_and_by_close() {
-        let q = crate::sync::Arc::new(BQueueBatched::new(2));
+        let q = crate::base::sync::Arc::new(BQueueBatched::new(2));
         let consumer = {
-            let q = crate::sync::Arc::clone(&q);
+            let q = crate::base::sync::Arc::clone(&q);
             std::thread::spawn(move || {
                 let mut out = Vec::new();
                 let mut got = 0;

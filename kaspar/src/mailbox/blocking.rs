@@ -26,8 +26,8 @@ use std::collections::VecDeque;
 
 use super::park::SpinBudget;
 use super::{Drained, IdleWait};
+use crate::base::sync::{Condvar, Mutex, MutexGuard};
 use crate::error::SendError;
-use crate::sync::{Condvar, Mutex, MutexGuard};
 
 /// Mutex + condvar around a ring with an overflow; pops one at a time.
 #[derive(Debug)]

@@ -52,8 +52,8 @@ use crossbeam_utils::CachePadded;
 
 use super::park::{Parker, SpinBudget};
 use super::{Drained, IdleWait, WhenFull};
+use crate::base::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, UnsafeCell};
 use crate::error::SendError;
-use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, UnsafeCell};
 
 /// The consumer is parked, or about to park.
 const SLEEPING: usize = 1;
@@ -233,7 +233,7 @@ impl<T> LockFreeMpsc<T> {
     fn push_waiting(&self, mut msg: T) -> Result<usize, SendError<T>> {
         loop {
             for _ in 0..FULL_RETRIES {
-                crate::sync::thread::yield_now();
+                crate::base::sync::thread::yield_now();
                 match self.try_push(msg) {
                     Err(SendError::Full(m)) => msg = m,
                     other => return other,
@@ -289,7 +289,7 @@ impl<T> LockFreeMpsc<T> {
             if t >> SHIFT != head {
                 // Reserved but not yet published: its producer finishes
                 // without our help; let it run.
-                crate::sync::thread::yield_now();
+                crate::base::sync::thread::yield_now();
                 continue;
             }
             if t & CLOSED != 0 {
@@ -319,7 +319,7 @@ impl<T> LockFreeMpsc<T> {
         {
             // Another thread is draining: not how a mailbox is used, but
             // it must stay sound (S3), so wait for it.
-            crate::sync::thread::yield_now();
+            crate::base::sync::thread::yield_now();
         }
         let _guard = ConsumerGuard(&consumer.consuming);
         let mut head = consumer.head.load(Ordering::Relaxed);
@@ -410,7 +410,7 @@ impl<T> Drop for LockFreeMpsc<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sync::Arc;
+    use crate::base::sync::Arc;
     use std::sync::atomic::AtomicUsize as StdAtomicUsize;
 
     #[test]

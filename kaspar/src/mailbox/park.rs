@@ -16,7 +16,7 @@
 //! producer's update sees the bit (and unparks).
 
 use super::IdleWait;
-use crate::sync::{Condvar, Mutex};
+use crate::base::sync::{Condvar, Mutex};
 
 /// A one-token semaphore over a mutex and a condition variable.
 #[derive(Debug, Default)]
@@ -79,14 +79,14 @@ impl SpinBudget {
     #[inline]
     pub(super) fn spin(&mut self) -> bool {
         if self.forever {
-            crate::sync::hint::spin_loop();
+            crate::base::sync::hint::spin_loop();
             return true;
         }
         if self.left == 0 {
             return false;
         }
         self.left -= 1;
-        crate::sync::hint::spin_loop();
+        crate::base::sync::hint::spin_loop();
         true
     }
 }

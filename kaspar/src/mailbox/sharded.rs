@@ -37,8 +37,8 @@ use crossbeam_utils::CachePadded;
 
 use super::park::{Parker, SpinBudget};
 use super::{Drained, IdleWait};
+use crate::base::sync::{AtomicUsize, Mutex, Ordering};
 use crate::error::SendError;
-use crate::sync::{AtomicUsize, Mutex, Ordering};
 
 /// The consumer is parked, or about to park.
 const SLEEPING: usize = 1;
@@ -119,7 +119,7 @@ impl<T> ShardedBQueue<T> {
     /// after the push (a snapshot).
     #[inline]
     pub fn push(&self, msg: T) -> Result<usize, SendError<T>> {
-        self.push_from(crate::chain::thread_token(), msg)
+        self.push_from(crate::base::ids::thread_key(), msg)
     }
 
     /// Appends `msg` on the lane for `key` (`key % lanes`). Messages pushed
@@ -177,7 +177,7 @@ impl<T> ShardedBQueue<T> {
             }
             if state >= ONE {
                 // Counted after our sweep looked at its lane: sweep again.
-                crate::sync::hint::spin_loop();
+                crate::base::sync::hint::spin_loop();
                 continue;
             }
             if budget.spin() {
@@ -299,9 +299,9 @@ mod tests {
 
     #[test]
     fn sleeping_consumer_is_woken() {
-        let q = crate::sync::Arc::new(ShardedBQueue::new(4, 8));
+        let q = crate::base::sync::Arc::new(ShardedBQueue::new(4, 8));
         let consumer = {
-            let q = crate::sync::Arc::clone(&q);
+            let q = crate::base::sync::Arc::clone(&q);
             std::thread::spawn(move || {
                 let mut out = Vec::new();
                 while let Drained::Got(_) = q.pop_batch(&mut out, 16, IdleWait::Park) {}

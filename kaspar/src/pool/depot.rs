@@ -16,7 +16,7 @@
 //! the only costly work under it, allocating a slab or a magazine, happens
 //! while the pool is still growing (warm-up), never in steady state.
 //!
-//! The primitives come from `crate::sync`, so the loom model in
+//! The primitives come from `crate::base::sync`, so the loom model in
 //! `tests/loom_pool.rs` checks this very code.
 //!
 //! Invariants (under the lock):
@@ -30,7 +30,7 @@ use std::ptr::NonNull;
 
 use super::magazine::{Magazine, MagazineList};
 use super::slab::SlabCarver;
-use crate::sync::Mutex;
+use crate::base::sync::Mutex;
 
 /// The shared middle tier of one size class.
 #[derive(Debug)]

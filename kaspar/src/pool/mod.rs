@@ -90,7 +90,7 @@ use std::mem::{self, ManuallyDrop};
 use std::ops::{Deref, DerefMut};
 use std::ptr::{self, NonNull};
 // A one-time lazy initializer, not part of the algorithm: the depots inside
-// use `crate::sync`, and the loom model builds its own depots.
+// use `crate::base::sync`, and the loom model builds its own depots.
 use std::sync::OnceLock;
 
 use depot::Depot;

@@ -7,19 +7,21 @@
 //! batch does not starve `fast_send`.
 //!
 //! A handler panic is caught here and handed to supervision
-//! ([`crate::supervision`]). A message dequeued for an actor that
+//! ([`crate::failure::supervision`]). A message dequeued for an actor that
 //! supervision stopped, or after the system stopped waiting for this
 //! thread at shutdown, goes to dead letters instead of its handler.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use crate::actor::{Actor, ClassId};
-use crate::cell::{ActorCell, Held, STOPPED};
-use crate::ctx::Ctx;
+use crate::actor::cell::{ActorCell, Held, STOPPED};
+use crate::actor::ctx::Ctx;
+use crate::actor::restart;
+use crate::actor::traits::Actor;
+use crate::base::ids::ClassId;
+use crate::base::stats::SharedCounters;
+use crate::failure::supervision::ExitReason;
 use crate::mailbox::{Drained, IdleWait};
-use crate::stats::SharedCounters;
-use crate::supervision::{self, ExitReason};
 
 /// How a run loop drains.
 #[derive(Clone, Copy, Debug)]
@@ -63,7 +65,7 @@ pub(crate) fn stop_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
         }
     }
     cell.mark_stopped(held);
-    supervision::notify_terminated(cell, ExitReason::Stopped);
+    restart::notify_terminated(cell, ExitReason::Stopped);
 }
 
 /// Runs `started` under `held`.
@@ -82,7 +84,7 @@ pub(crate) fn start_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
 #[inline]
 pub(crate) fn serve_one<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg) {
     if cell.flags() != 0 || cell.sup.dead.is_abandoned() {
-        if let Some(reason) = supervision::before_queued(cell, held) {
+        if let Some(reason) = restart::before_queued(cell, held) {
             cell.sup.dead.post_queued(cell, msg, reason);
             return;
         }
@@ -94,7 +96,7 @@ pub(crate) fn serve_one<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg
         A::dispatch(entered.access(), msg, &mut ctx)
     }));
     if let Err(payload) = run {
-        supervision::on_panic(&mut entered, class, payload);
+        restart::on_panic(&mut entered, class, payload);
     }
 }
 

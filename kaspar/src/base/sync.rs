@@ -8,6 +8,10 @@
 //!
 //! The lock API is parking_lot-shaped (no poisoning): `lock()` returns the
 //! guard, and `Condvar::wait` takes the guard by value and hands it back.
+//! [`RawLock`] is the raw mutex under every actor lock: parking_lot's
+//! `RawMutex` normally, and under loom a model with the same contract
+//! (including `bump`'s hand-over), so the actor lock's owner protocol is
+//! checked by loom against the code that ships.
 
 #[cfg(not(loom))]
 mod imp {
@@ -73,6 +77,48 @@ mod imp {
         }
     }
 
+    /// A raw mutex: no data, no guard. The safe layer over it is
+    /// `guard::lock::ActorLock` and the guards that call its `unsafe fn`s.
+    pub(crate) struct RawLock(parking_lot::RawMutex);
+
+    impl RawLock {
+        pub(crate) const fn new() -> Self {
+            use parking_lot::lock_api::RawMutex as _;
+            Self(parking_lot::RawMutex::INIT)
+        }
+        #[inline(always)]
+        pub(crate) fn try_lock(&self) -> bool {
+            use parking_lot::lock_api::RawMutex as _;
+            self.0.try_lock()
+        }
+        #[inline]
+        pub(crate) fn lock(&self) {
+            use parking_lot::lock_api::RawMutex as _;
+            self.0.lock()
+        }
+        /// # Safety
+        ///
+        /// The calling thread holds the lock.
+        #[inline(always)]
+        pub(crate) unsafe fn unlock(&self) {
+            use parking_lot::lock_api::RawMutex as _;
+            // SAFETY: forwarded from the caller.
+            unsafe { self.0.unlock() }
+        }
+        /// Hands the lock to a parked waiter, if there is one, and takes
+        /// it back; a no-op otherwise.
+        ///
+        /// # Safety
+        ///
+        /// The calling thread holds the lock.
+        #[inline]
+        pub(crate) unsafe fn bump(&self) {
+            use parking_lot::lock_api::RawMutexFair as _;
+            // SAFETY: forwarded from the caller.
+            unsafe { self.0.bump() }
+        }
+    }
+
     pub(crate) mod hint {
         pub(crate) use std::hint::spin_loop;
     }
@@ -117,6 +163,45 @@ mod imp {
         }
         pub(crate) fn notify_all(&self) {
             self.0.notify_all();
+        }
+    }
+
+    /// The loom model of parking_lot's `RawMutex`: a flag taken by
+    /// compare-and-swap, waiting by yielding (loom explores every
+    /// interleaving of the yields), and `bump` as release, yield, retake,
+    /// which lets any waiter in exactly where parking_lot's fair hand-over
+    /// would.
+    #[derive(Debug)]
+    pub(crate) struct RawLock(loom::sync::atomic::AtomicBool);
+
+    impl RawLock {
+        pub(crate) fn new() -> Self {
+            Self(loom::sync::atomic::AtomicBool::new(false))
+        }
+        pub(crate) fn try_lock(&self) -> bool {
+            self.0
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        }
+        pub(crate) fn lock(&self) {
+            while !self.try_lock() {
+                loom::thread::yield_now();
+            }
+        }
+        /// # Safety
+        ///
+        /// The calling thread holds the lock.
+        pub(crate) unsafe fn unlock(&self) {
+            self.0.store(false, Ordering::Release);
+        }
+        /// # Safety
+        ///
+        /// The calling thread holds the lock.
+        pub(crate) unsafe fn bump(&self) {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.unlock() };
+            loom::thread::yield_now();
+            self.lock();
         }
     }
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::clock::{Clock, Time};
+use crate::base::clock::{Clock, Time};
 
 /// Identifies a scheduled timer, for [`Ctx::cancel`](crate::Ctx::cancel).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]

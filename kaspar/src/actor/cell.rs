@@ -23,19 +23,22 @@
 //! an `Exclusive` actor already on the chain is refused under every policy.
 
 use std::cell::UnsafeCell;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
-use crate::actor::{AccessMode, AccessRef, Actor, ActorConfig, ActorId, ClassId};
-use crate::chain::{self, CallChain, ChainGuard, CyclePolicy, Frame, FrameNames};
-use crate::clock::Clock;
-use crate::deadletter::DeadLetters;
-use crate::deadlock::{self, WaitEdge};
+use crate::actor::restart;
+use crate::actor::traits::{AccessMode, AccessRef, Actor, ActorConfig};
+use crate::base::clock::Clock;
+use crate::base::ids::{ActorId, ClassId};
+use crate::base::stats::{SharedCounters, Stats};
 use crate::error::Target;
-use crate::inbox::Inbox;
-use crate::lock::{ActorLock, Wait};
-use crate::stats::{SharedCounters, Stats};
-use crate::supervision::{self, Supervisor};
+use crate::failure::dead_letters::DeadLetters;
+use crate::failure::supervision::Supervisor;
+use crate::guard::chain::{self, CallChain, ChainGuard, CyclePolicy, Frame, FrameNames};
+use crate::guard::deadlock::{self, WaitEdge};
+use crate::guard::lock::{ActorLock, Wait};
+use crate::mailbox::inbox::Inbox;
 
 /// Why an entry was refused. The operation turns it into its own error.
 pub(crate) enum Refusal {
@@ -60,19 +63,25 @@ pub(crate) struct ActorCell<A: Actor> {
     /// Zero on the fast path: entry tests it once.
     flags: AtomicU8,
     pub(crate) stats: Stats,
-    state: UnsafeCell<A>,
+    state: StateCell<A>,
     pub(crate) id: ActorId,
     pub(crate) policy: CyclePolicy,
-    pub(crate) inbox: Inbox<A>,
+    pub(crate) inbox: Inbox<A::Msg>,
     pub(crate) clock: Clock,
     pub(crate) sup: Supervisor<A>,
 }
 
-// SAFETY: the state is only reached through `enter`, which serialises
-// access across threads with `lock` (module docs), so sharing the cell
-// between threads moves `A` between them but never shares it: `A: Send`
-// (an `ActorConfig` bound) is what that needs. The other fields are Sync.
-unsafe impl<A: Actor> Sync for ActorCell<A> where Inbox<A>: Sync {}
+/// The actor's state. Reached only through [`Entered::access`] and
+/// [`Entered::replace_state`], that is, only by the thread holding the
+/// actor's lock with the actor's frame on its chain (module docs).
+struct StateCell<A>(UnsafeCell<A>);
+
+// SAFETY: every access to the state goes through an `Entered`, which proves
+// the accessing thread holds the actor's lock; the lock serialises those
+// accesses across threads. Sharing a `StateCell` between threads therefore
+// hands `A` from one thread to the next but never lets two threads touch it
+// at once, and that needs `A: Send` only (not `A: Sync`).
+unsafe impl<A: Send> Sync for StateCell<A> {}
 
 /// Proof that the calling thread holds an actor's lock and has its frame on
 /// the call chain. Dropping it pops the frame and, if this entry took the
@@ -90,7 +99,7 @@ impl<A: Actor> ActorCell<A> {
         actor: A,
         lock: Arc<ActorLock>,
         policy: CyclePolicy,
-        inbox: Inbox<A>,
+        inbox: Inbox<A::Msg>,
         clock: Clock,
         dead: DeadLetters,
     ) -> Self {
@@ -98,7 +107,7 @@ impl<A: Actor> ActorCell<A> {
             lock,
             flags: AtomicU8::new(0),
             stats: Stats::default(),
-            state: UnsafeCell::new(actor),
+            state: StateCell(UnsafeCell::new(actor)),
             id: ActorId::next(),
             policy,
             inbox,
@@ -254,6 +263,8 @@ impl<A: Actor> ActorCell<A> {
 pub(crate) struct Held<'a> {
     lock: &'a ActorLock,
     me: usize,
+    /// A hold is released by the thread that took it.
+    _not_send: PhantomData<*const ()>,
 }
 
 impl<'a> Held<'a> {
@@ -264,19 +275,29 @@ impl<'a> Held<'a> {
             "run loop entered with a chain"
         );
         lock.park_acquire(me);
-        Held { lock, me }
+        Held {
+            lock,
+            me,
+            _not_send: PhantomData,
+        }
     }
 
     /// Lets a parked synchronous caller in between two messages.
     #[inline]
     pub(crate) fn bump(&self) {
-        self.lock.bump(self.me);
+        // SAFETY: `self` was made by `acquire` on this thread and has not
+        // been dropped, so this thread holds the lock.
+        unsafe { self.lock.bump(self.me) };
     }
 }
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
-        self.lock.release();
+        // SAFETY: `Held` is made only by `acquire`, which took the lock on
+        // this thread (`Held` is not `Send`, so it is dropped here too). `bump` returns with the lock
+        // held again, so it is still held here, and this drop releases the
+        // acquisition exactly once.
+        unsafe { self.lock.release() };
     }
 }
 
@@ -290,7 +311,7 @@ impl<'a, A: Actor> Entered<'a, A> {
         // other `&mut A` is live on this thread; a `Shared` actor may be
         // entered again, but all its references are `&A`. The returned
         // reference borrows `self`, so it cannot outlive the entry.
-        unsafe { <A::Access as AccessMode>::from_ptr(self.cell.state.get()) }
+        unsafe { <A::Access as AccessMode>::from_ptr(self.cell.state.0.get()) }
     }
 
     /// Off the fast path (some flag is set): whether the entry may run its
@@ -302,7 +323,7 @@ impl<'a, A: Actor> Entered<'a, A> {
             return false;
         }
         if flags & RESTART_PENDING != 0 {
-            supervision::restart_pending(self);
+            restart::restart_pending(self);
         }
         self.flags() & HALTED == 0
     }
@@ -357,7 +378,7 @@ impl<'a, A: Actor> Entered<'a, A> {
         // which borrows `self`; `&mut self` here proves none of them is
         // live. So nothing borrows the state, and writing it is exclusive,
         // also for a `Shared` (reentrant) actor.
-        Ok(unsafe { std::ptr::replace(self.cell.state.get(), new) })
+        Ok(unsafe { std::ptr::replace(self.cell.state.0.get(), new) })
     }
 }
 
@@ -368,7 +389,11 @@ impl<A: Actor> Drop for Entered<'_, A> {
             self.cell.stats.locked.handled();
         }
         if self.fresh {
-            self.cell.lock.release();
+            // SAFETY: `fresh` is set only when `enter` acquired the lock on
+            // this thread for this entry (an `Entered` holds a `ChainGuard`,
+            // which is not `Send`, so it is dropped on that thread); it is
+            // released here, once, when the entry ends.
+            unsafe { self.cell.lock.release() };
         }
     }
 }

@@ -25,9 +25,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::actor::ActorId;
-use crate::chain::{self, CallChain};
-use crate::lock::ActorLock;
+use crate::base::ids::ActorId;
+use crate::guard::chain::{self, CallChain};
+use crate::guard::lock::ActorLock;
 
 /// One thread's wait, as recorded in the registry.
 struct WaitEntry {

@@ -18,18 +18,18 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::actor::{Actor, Handler};
-use crate::addr::Addr;
-use crate::cell::ActorCell;
-use crate::chain::CyclePolicy;
-use crate::clock::{Clock, Time, VirtualClock};
-use crate::deadletter::DeadLetters;
+use crate::actor::addr::Addr;
+use crate::actor::cell::ActorCell;
+use crate::actor::traits::{Actor, Handler};
+use crate::base::clock::{Clock, Time, VirtualClock};
+use crate::delivery::run_loop;
 use crate::error::SendError;
+use crate::failure::dead_letters::DeadLetters;
 use crate::group::{self, GroupCore, GroupSpec};
-use crate::inbox::Inbox;
-use crate::lock::ActorLock;
+use crate::guard::chain::CyclePolicy;
+use crate::guard::lock::ActorLock;
+use crate::mailbox::inbox::Inbox;
 use crate::mailbox::{Mailbox, MailboxKind};
-use crate::runloop;
 
 /// Drains one outside actor; returns how many messages it handled.
 type Drainer = Box<dyn FnMut() -> usize>;
@@ -125,7 +125,7 @@ impl<G: GroupSpec> Simulation<G> {
             self.dead.clone(),
         ));
         if A::HAS_STARTED {
-            runloop::start_under(&cell, &cell.hold());
+            run_loop::start_under(&cell, &cell.hold());
         }
         let drained = Arc::clone(&cell);
         let mut batch: Vec<A::Msg> = Vec::with_capacity(MAX_BATCH);
@@ -134,7 +134,7 @@ impl<G: GroupSpec> Simulation<G> {
             let mut handled = 0;
             while mailbox.try_pop_batch(&mut batch, MAX_BATCH) > 0 {
                 handled += batch.len();
-                runloop::serve(&drained, &mut batch);
+                run_loop::serve(&drained, &mut batch);
             }
             handled
         }));

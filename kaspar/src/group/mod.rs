@@ -38,20 +38,24 @@
 //! * A `fast_send` from any other thread takes the group's lock like any
 //!   actor's: exclusive access holds for every member, on every thread.
 
+#[cfg(feature = "journal")]
+pub mod journal;
+pub(crate) mod sim;
+
 use std::fmt;
 use std::sync::Arc;
 
-use crate::actor::Actor;
-use crate::addr::Addr;
-use crate::cell::{ActorCell, Held};
-use crate::chain::CyclePolicy;
-use crate::clock::Clock;
-use crate::deadletter::DeadLetters;
+use crate::actor::addr::Addr;
+use crate::actor::cell::{ActorCell, Held};
+use crate::actor::traits::Actor;
+use crate::base::clock::Clock;
+use crate::delivery::run_loop::{self, LoopConfig};
 use crate::error::SendError;
-use crate::inbox::{GroupSink, Inbox};
-use crate::lock::ActorLock;
+use crate::failure::dead_letters::DeadLetters;
+use crate::guard::chain::CyclePolicy;
+use crate::guard::lock::ActorLock;
+use crate::mailbox::inbox::{GroupSink, Inbox};
 use crate::mailbox::{Drained, Mailbox};
-use crate::runloop::{self, LoopConfig};
 
 /// A group's members and dispatch. Implemented by `#[group]`.
 pub trait GroupSpec: Sized + Send + 'static {
@@ -90,7 +94,7 @@ struct MemberSink<G: GroupSpec, A: Actor> {
     unwrap: fn(G::Msg) -> A::Msg,
 }
 
-impl<G: GroupSpec, A: Actor> GroupSink<A> for MemberSink<G, A> {
+impl<G: GroupSpec, A: Actor> GroupSink<A::Msg> for MemberSink<G, A> {
     #[inline]
     fn push(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
         self.core
@@ -124,7 +128,7 @@ impl<G: GroupSpec> GroupBuilder<'_, G> {
         wrap: fn(A::Msg) -> G::Msg,
         unwrap: fn(G::Msg) -> A::Msg,
     ) -> Addr<A> {
-        let sink: Arc<dyn GroupSink<A>> = Arc::new(MemberSink::<G, A> {
+        let sink: Arc<dyn GroupSink<A::Msg>> = Arc::new(MemberSink::<G, A> {
             core: Arc::clone(self.core),
             wrap,
             unwrap,
@@ -160,18 +164,18 @@ impl GroupHold<'_> {
     /// Handles one queued message of `member`.
     #[inline]
     pub fn serve<A: Actor>(&self, member: &Addr<A>, msg: A::Msg) {
-        runloop::serve_one(&member.cell, &self.held, msg);
+        run_loop::serve_one(&member.cell, &self.held, msg);
     }
 
     /// Runs `member`'s `started` hook.
     pub fn started<A: Actor>(&self, member: &Addr<A>) {
-        runloop::start_under(&member.cell, &self.held);
+        run_loop::start_under(&member.cell, &self.held);
     }
 
     /// Runs `member`'s `stopped` hook and marks it stopped.
     pub fn stopped<A: Actor>(&self, member: &Addr<A>) {
         member.cell.inbox.close();
-        runloop::stop_under(&member.cell, &self.held);
+        run_loop::stop_under(&member.cell, &self.held);
     }
 }
 

@@ -6,17 +6,18 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::actor::{Actor, ActorConfig, ActorId};
-use crate::addr::Addr;
-use crate::cell::ActorCell;
-use crate::chain::CyclePolicy;
+use crate::actor::addr::Addr;
+use crate::actor::cell::ActorCell;
+use crate::actor::traits::{Actor, ActorConfig};
+use crate::base::ids::ActorId;
+use crate::delivery::run_loop::{self, LoopConfig};
+use crate::failure::supervision::Supervision;
 use crate::group::{self, GroupSpec};
-use crate::inbox::Inbox;
-use crate::lock::ActorLock;
+use crate::guard::chain::CyclePolicy;
+use crate::guard::lock::ActorLock;
+use crate::mailbox::inbox::Inbox;
 use crate::mailbox::{IdleWait, Mailbox, MailboxKind};
-use crate::placement::{Placement, PlacementOutcome};
-use crate::runloop::{self, LoopConfig};
-use crate::supervision::Supervision;
+use crate::system::placement::{Placement, PlacementOutcome};
 use crate::system::{Done, DoneOnExit, Running, System};
 
 /// A started thread: its handle, its exit flag, and where it reports how
@@ -183,7 +184,7 @@ impl<'s, A: Actor> Spawn<'s, A> {
         let spawned = spawn_thread(
             format!("kaspar:{}{:?}", <A as ActorConfig>::NAME, cell.id),
             self.placement,
-            move || runloop::run(thread_cell, looping),
+            move || run_loop::run(thread_cell, looping),
         );
         let close_cell = Arc::clone(&cell);
         self.system.register(Running {

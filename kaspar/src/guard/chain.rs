@@ -13,7 +13,7 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 
-use crate::actor::{ActorId, ClassId};
+use crate::base::ids::{self, ActorId, ClassId};
 
 /// Which repeats in the call chain count as a cycle.
 ///
@@ -213,9 +213,7 @@ fn token_of(t: &ThreadState) -> usize {
 
 #[cold]
 fn assign_token(t: &ThreadState) -> usize {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static NEXT: AtomicUsize = AtomicUsize::new(1);
-    let tok = NEXT.fetch_add(1, Ordering::Relaxed);
+    let tok = ids::next_thread_token();
     t.token.set(tok);
     tok
 }

@@ -29,9 +29,9 @@ use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::clock::{Clock, Time};
+use crate::base::clock::{Clock, Time};
+use crate::group::sim::Simulation;
 use crate::group::GroupSpec;
-use crate::sim::Simulation;
 
 const MAGIC: &[u8; 7] = b"KSPRJNL";
 const VERSION: u8 = 1;

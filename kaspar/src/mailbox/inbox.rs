@@ -4,37 +4,40 @@
 //! A standalone actor owns a [`Mailbox`] of its own message enum. A group
 //! member has none: its messages are wrapped into the group's message enum
 //! and pushed on the group's one queue, which is what gives every message
-//! entering a group one total order. The wrap is a plain function pointer
-//! per member, reached through one indirect call; nothing is allocated.
+//! entering a group one total order. The member's sink wraps the message and
+//! pushes it: one indirect call through the sink's vtable, then the group
+//! queue's own `push`; nothing is allocated.
+//!
+//! The inbox is generic over the message type only, not over the actor, so
+//! the mailbox layer knows nothing about actors.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use crate::actor::Actor;
 use crate::error::SendError;
 use crate::mailbox::Mailbox;
 
 /// A group's queue, as one member sees it.
-pub(crate) trait GroupSink<A: Actor>: Send + Sync {
+pub(crate) trait GroupSink<M>: Send + Sync {
     /// Wraps and pushes; hands the member's message back on failure.
-    fn push(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>>;
+    fn push(&self, msg: M) -> Result<usize, SendError<M>>;
 }
 
 // The mailbox stays inline: boxing it would add a pointer chase to every
 // send to a standalone actor, and a cell is allocated once per actor.
 #[allow(clippy::large_enum_variant)]
-pub(crate) enum Inbox<A: Actor> {
-    Own(Mailbox<A::Msg>),
+pub(crate) enum Inbox<M> {
+    Own(Mailbox<M>),
     Group {
-        sink: Arc<dyn GroupSink<A>>,
+        sink: Arc<dyn GroupSink<M>>,
         /// This member stopped accepting (`Ctx::stop`, or the group closed).
         closed: AtomicBool,
     },
 }
 
-impl<A: Actor> Inbox<A> {
+impl<M> Inbox<M> {
     #[inline]
-    pub(crate) fn push(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
+    pub(crate) fn push(&self, msg: M) -> Result<usize, SendError<M>> {
         match self {
             Inbox::Own(mailbox) => mailbox.push(msg),
             Inbox::Group { sink, closed } => {
@@ -58,7 +61,7 @@ impl<A: Actor> Inbox<A> {
     }
 
     /// The actor's own mailbox; `None` for a group member.
-    pub(crate) fn own(&self) -> Option<&Mailbox<A::Msg>> {
+    pub(crate) fn own(&self) -> Option<&Mailbox<M>> {
         match self {
             Inbox::Own(mailbox) => Some(mailbox),
             Inbox::Group { .. } => None,

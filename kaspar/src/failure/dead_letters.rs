@@ -25,12 +25,7 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
-use crate::actor::{Actor, Handler};
-use crate::addr::Addr;
-use crate::cell::ActorCell;
 use crate::error::Target;
-use crate::reply::ReplyTo;
-use crate::stats::SharedCounters;
 
 /// Why a message went to dead letters.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -215,18 +210,11 @@ impl DeadLetters {
         }
     }
 
-    /// Forwards every later dead letter to `addr` as a [`DeadLetter`]
-    /// message. Compiles only if `S` has a `#[handler(DeadLetter)]`.
-    ///
-    /// The subscription ends when the subscriber stops. Give a subscriber
-    /// an unbounded mailbox (or [`WhenFull::Reject`](crate::WhenFull)): a
-    /// letter is posted from whichever thread failed to deliver, and a
-    /// subscriber's own dead letters are never forwarded back to it.
-    pub fn subscribe<S: Handler<DeadLetter>>(&self, addr: &Addr<S>) {
-        let strong: Arc<dyn LetterBox> = addr.cell.clone();
+    /// Adds a subscriber, dropping those that have gone.
+    pub(crate) fn add_subscriber(&self, sub: Weak<dyn LetterBox>) {
         let mut subs = self.inner.subscribers.lock();
         subs.retain(|w| w.strong_count() > 0);
-        subs.push(Arc::downgrade(&strong));
+        subs.push(sub);
     }
 
     /// A snapshot of the counters.
@@ -285,24 +273,6 @@ impl DeadLetters {
         }
     }
 
-    /// Posts a queued envelope of `cell`'s actor.
-    pub(crate) fn post_queued<A: Actor>(
-        &self,
-        cell: &ActorCell<A>,
-        msg: A::Msg,
-        reason: DeadLetterReason,
-    ) {
-        SharedCounters::bump(&cell.stats.shared.dead_letters);
-        let class = class_name::<A>(&msg);
-        self.post(DeadLetter {
-            target: cell.target(),
-            class,
-            reason,
-            message: Some(Box::new(msg)),
-            panic: None,
-        });
-    }
-
     pub(crate) fn abandon(&self) {
         self.inner.abandoned.store(true, Relaxed);
     }
@@ -313,42 +283,10 @@ impl DeadLetters {
     }
 }
 
-/// The handler class name of a queued envelope.
-pub(crate) fn class_name<A: Actor>(msg: &A::Msg) -> &'static str {
-    A::CLASSES
-        .get(A::class_of(msg).index() as usize)
-        .copied()
-        .unwrap_or("?")
-}
-
-/// The class name of `S`'s handler for `M`.
-pub(crate) fn class_of_handler<S: Handler<M>, M>() -> &'static str {
-    S::CLASSES
-        .get(<S as Handler<M>>::CLASS.index() as usize)
-        .copied()
-        .unwrap_or("?")
-}
-
 /// A subscriber, type-erased. Separate from `ReplySink` so that a failed
 /// offer hands the letter back instead of posting a dead letter about a
 /// dead letter.
 pub(crate) trait LetterBox: Send + Sync {
     fn target(&self) -> Target;
     fn offer(&self, letter: DeadLetter) -> Result<(), DeadLetter>;
-}
-
-impl<S: Handler<DeadLetter>> LetterBox for ActorCell<S> {
-    fn target(&self) -> Target {
-        ActorCell::target(self)
-    }
-
-    fn offer(&self, letter: DeadLetter) -> Result<(), DeadLetter> {
-        match self.inbox.push(S::envelope(letter, ReplyTo::nobody())) {
-            Ok(len) => {
-                self.shared_counters().saw_len(len);
-                Ok(())
-            }
-            Err(e) => Err(S::open(e.into_inner()).0),
-        }
-    }
 }

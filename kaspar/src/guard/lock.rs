@@ -6,17 +6,26 @@
 //! * nested entry: a thread that already holds the lock (a group thread
 //!   holds its group's lock for a whole batch; a reentrant actor is held by
 //!   the thread re-entering it) proceeds without another atomic RMW;
-//! * the cross-thread deadlock detector ([`crate::deadlock`]) follows
+//! * the cross-thread deadlock detector ([`crate::guard::deadlock`]) follows
 //!   "lock → owner → what the owner waits for" edges.
 //!
 //! Writing the owner costs two relaxed stores to a cache line the lock's own
 //! CAS has just made exclusive to this core.
+//!
+//! # Contract
+//!
+//! Acquiring is safe. Releasing and bumping are `unsafe fn`s: each needs
+//! the calling thread to hold the lock, which only the guards that acquired
+//! it can promise (`actor::cell::Entered` for a synchronous entry,
+//! `actor::cell::Held` for a run loop's batch). The owner word is written
+//! only by the holder: after each acquire, and cleared before each release
+//! or hand-over. The loom model `tests/loom_lock.rs` checks this protocol.
 
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crossbeam_utils::Backoff;
-use parking_lot::lock_api::{RawMutex as _, RawMutexFair as _};
+
+use crate::base::sync::{hint, AtomicUsize, Ordering, RawLock};
 
 /// How long a synchronous delivery is prepared to wait for a held lock.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -32,7 +41,7 @@ pub(crate) enum Wait {
 }
 
 pub(crate) struct ActorLock {
-    raw: parking_lot::RawMutex,
+    raw: RawLock,
     /// Token of the thread holding `raw` (see `chain::thread_token`), or 0.
     /// Written only by the holder, right after acquiring and right before
     /// releasing; `Relaxed` suffices because a reader compares it with its
@@ -58,7 +67,7 @@ impl fmt::Debug for ActorLock {
 impl ActorLock {
     pub(crate) fn new(group: bool) -> Self {
         ActorLock {
-            raw: parking_lot::RawMutex::INIT,
+            raw: RawLock::new(),
             owner: AtomicUsize::new(0),
             group,
         }
@@ -93,7 +102,7 @@ impl ActorLock {
     /// Busy-waits until acquired.
     pub(crate) fn spin_acquire(&self, me: usize) {
         while !self.raw.try_lock() {
-            std::hint::spin_loop();
+            hint::spin_loop();
         }
         self.owner.store(me, Ordering::Relaxed);
     }
@@ -117,12 +126,17 @@ impl ActorLock {
         self.owner.store(me, Ordering::Relaxed);
     }
 
-    /// Releases a lock this thread acquired with [`Acquired::Fresh`].
+    /// Releases the lock.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread acquired the lock (`try_acquire` returned `true`,
+    /// or one of the waiting acquires returned) and has not released it
+    /// since. Each acquisition is released exactly once.
     #[inline]
-    pub(crate) fn release(&self) {
+    pub(crate) unsafe fn release(&self) {
         self.owner.store(0, Ordering::Relaxed);
-        // SAFETY: only called by the guard that acquired the lock on this
-        // thread, exactly once (see `cell::Entered`).
+        // SAFETY: the caller holds the lock (this function's contract).
         unsafe { self.raw.unlock() };
     }
 
@@ -130,15 +144,18 @@ impl ActorLock {
     /// back. A no-op unless somebody is parked. Called by run loops between
     /// the messages of a batch, so a batch does not starve synchronous
     /// callers.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread (token `me`) holds the lock. It holds it again
+    /// when `bump` returns.
     #[inline]
-    pub(crate) fn bump(&self, me: usize) {
-        if self.raw.is_locked() {
-            self.owner.store(0, Ordering::Relaxed);
-            // SAFETY: the calling run loop holds the lock (acquired fresh for
-            // its batch); `bump` hands it to a parked waiter, if any, and
-            // returns with it held again.
-            unsafe { self.raw.bump() };
-            self.owner.store(me, Ordering::Relaxed);
-        }
+    pub(crate) unsafe fn bump(&self, me: usize) {
+        self.owner.store(0, Ordering::Relaxed);
+        // SAFETY: the caller holds the lock (this function's contract);
+        // `bump` hands it to a parked waiter, if any, and returns with it
+        // held again.
+        unsafe { self.raw.bump() };
+        self.owner.store(me, Ordering::Relaxed);
     }
 }

@@ -28,23 +28,20 @@
 //! that is the outermost one performs it before its handler runs. The
 //! `#[started]` hook does not run again: the factory is the initializer.
 
-use std::any::Any;
 use std::collections::VecDeque;
 use std::fmt;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use crate::actor::{Actor, ClassId, Handler};
-use crate::addr::Addr;
-use crate::cell::{ActorCell, Entered, Held, HALTED, RESTART_PENDING, STOPPED};
-use crate::clock::Time;
-use crate::deadletter::{DeadLetter, DeadLetterReason, DeadLetters};
+use crate::base::clock::Time;
 use crate::error::Target;
+use crate::failure::dead_letters::{DeadLetterReason, DeadLetters};
 use crate::reply::ReplySink;
-use crate::stats::SharedCounters;
+
+#[cfg(doc)]
+use crate::Addr;
 
 /// What an actor's panicking handler does to the actor. Set with
 /// [`Spawn::supervise`](crate::Spawn::supervise) or [`Addr::supervise`].
@@ -195,99 +192,22 @@ impl<A> Supervisor<A> {
     }
 
     /// Why queued messages of a halted or stopped actor are dead.
-    fn halt_reason(&self) -> DeadLetterReason {
+    pub(crate) fn halt_reason(&self) -> DeadLetterReason {
         match self.state.lock().exit {
             Some(ExitReason::RestartLimit) => DeadLetterReason::RestartLimit,
             _ => DeadLetterReason::Stopped,
         }
     }
-}
 
-impl<A: Actor> Addr<A> {
-    /// Sets what a panic in one of this actor's handlers does, from the
-    /// next panic on. For a group member, this is how its policy is set.
-    pub fn supervise(&self, policy: Supervision<A>) {
-        self.cell.sup.set(policy);
-    }
-
-    /// Sends `watcher` a [`Terminated`] message when this actor stops, for
-    /// any reason. If it has stopped already, at once. Compiles only if
-    /// `W` has a `#[handler(Terminated)]`.
-    pub fn watch<W: Handler<Terminated>>(&self, watcher: &Addr<W>) {
-        let sink: Arc<dyn ReplySink<Terminated>> = watcher.cell.clone();
-        let exit = {
-            let mut st = self.cell.sup.state.lock();
-            if st.exit.is_none() {
-                st.on_terminated.push(Arc::downgrade(&sink));
-            }
-            st.exit
-        };
-        if let Some(reason) = exit {
-            sink.deliver(Terminated {
-                target: self.target(),
-                reason,
-            });
-        }
-    }
-
-    /// Sends `watcher` a [`Restarted`] message after each restart of this
-    /// actor. Compiles only if `W` has a `#[handler(Restarted)]`.
-    pub fn watch_restarts<W: Handler<Restarted>>(&self, watcher: &Addr<W>) {
-        let sink: Arc<dyn ReplySink<Restarted>> = watcher.cell.clone();
-        self.cell
-            .sup
-            .state
-            .lock()
-            .on_restarted
-            .push(Arc::downgrade(&sink));
-    }
-
-    /// The system's dead-letter sink this actor reports to.
-    pub fn dead_letters(&self) -> DeadLetters {
-        self.cell.sup.dead.clone()
-    }
-}
-
-/// What to do about a panic, decided under the supervisor's mutex.
-enum Verdict<A> {
-    Resume,
-    Restart(Arc<dyn Fn() -> A + Send + Sync>),
-    Halt(ExitReason),
-}
-
-/// Applies the actor's policy after its handler for `class` panicked with
-/// `payload`, under the entry that ran it.
-#[cold]
-#[inline(never)]
-pub(crate) fn on_panic<A: Actor>(
-    entered: &mut Entered<'_, A>,
-    class: ClassId,
-    payload: Box<dyn Any + Send>,
-) {
-    let cell = entered.cell();
-    SharedCounters::bump(&cell.stats.shared.panics);
-    SharedCounters::bump(&cell.stats.shared.dead_letters);
-    cell.sup.dead.post(DeadLetter {
-        target: cell.target(),
-        class: A::CLASSES
-            .get(class.index() as usize)
-            .copied()
-            .unwrap_or("lifecycle"),
-        reason: DeadLetterReason::Panicked,
-        message: None,
-        panic: Some(payload),
-    });
-    if entered.flags() & (HALTED | STOPPED) != 0 {
-        return;
-    }
-    let verdict = {
-        let mut st = cell.sup.state.lock();
+    /// Decides what a panic at `now` does, counting it against the restart
+    /// window if the policy restarts.
+    pub(crate) fn verdict(&self, now: Time) -> Verdict<A> {
+        let mut st = self.state.lock();
+        let st = &mut *st;
         match &st.policy.strategy {
             Strategy::Resume => Verdict::Resume,
             Strategy::Stop => Verdict::Halt(ExitReason::Panicked),
             Strategy::Restart(factory) => {
-                let factory = Arc::clone(factory);
-                let now = cell.clock.now();
                 let period = st.policy.period;
                 while st
                     .recent
@@ -300,136 +220,67 @@ pub(crate) fn on_panic<A: Actor>(
                     Verdict::Halt(ExitReason::RestartLimit)
                 } else {
                     st.recent.push_back(now);
-                    Verdict::Restart(factory)
+                    Verdict::Restart(Arc::clone(factory))
                 }
             }
         }
-    };
-    match verdict {
-        Verdict::Resume => {}
-        Verdict::Halt(reason) => halt(entered, reason),
-        Verdict::Restart(factory) => {
-            if entered.may_replace_state() {
-                restart(entered, &*factory);
-            } else {
-                entered.set_flag(RESTART_PENDING);
-            }
-        }
     }
-}
 
-/// Performs a restart left pending by a panic in a nested entry; called by
-/// the outermost entry that finds the flag.
-#[cold]
-#[inline(never)]
-pub(crate) fn restart_pending<A: Actor>(entered: &mut Entered<'_, A>) {
-    if !entered.may_replace_state() {
-        return;
+    /// The factory of the current policy, if it restarts.
+    pub(crate) fn factory(&self) -> Option<Factory<A>> {
+        match &self.state.lock().policy.strategy {
+            Strategy::Restart(f) => Some(Arc::clone(f)),
+            _ => None,
+        }
     }
-    let factory = match &entered.cell().sup.state.lock().policy.strategy {
-        Strategy::Restart(f) => Some(Arc::clone(f)),
-        _ => None,
-    };
-    match factory {
-        Some(f) => restart(entered, &*f),
-        // The policy changed since the panic: nothing to restart.
-        None => entered.clear_flag(RESTART_PENDING),
-    }
-}
 
-fn restart<A: Actor>(entered: &mut Entered<'_, A>, factory: &(dyn Fn() -> A + Send + Sync)) {
-    let cell = entered.cell();
-    entered.clear_flag(RESTART_PENDING);
-    let fresh = match catch_unwind(AssertUnwindSafe(factory)) {
-        Ok(fresh) => fresh,
-        Err(_) => {
-            SharedCounters::bump(&cell.stats.shared.panics);
-            halt(entered, ExitReason::Panicked);
-            return;
-        }
-    };
-    match entered.replace_state(fresh) {
-        Ok(old) => {
-            // A panicking destructor must not take the caller down.
-            if catch_unwind(AssertUnwindSafe(move || drop(old))).is_err() {
-                SharedCounters::bump(&cell.stats.shared.panics);
-            }
-        }
-        Err(_) => {
-            entered.set_flag(RESTART_PENDING);
-            return;
-        }
-    }
-    SharedCounters::bump(&cell.stats.shared.restarts);
-    let (restarts, watchers) = {
-        let mut st = cell.sup.state.lock();
+    /// Counts a completed restart; returns the count and the live restart
+    /// watchers to tell.
+    pub(crate) fn restarted(&self) -> (u64, Vec<Arc<dyn ReplySink<Restarted>>>) {
+        let mut st = self.state.lock();
         st.restarts += 1;
         st.on_restarted.retain(|w| w.strong_count() > 0);
         (st.restarts, live(&st.on_restarted))
-    };
-    for w in watchers {
-        w.deliver(Restarted {
-            target: cell.target(),
-            restarts,
-        });
     }
-}
 
-/// Stops the actor now: it refuses later entries and sends, its queue is
-/// handed to dead letters by its run loop, its watchers are told.
-fn halt<A: Actor>(entered: &mut Entered<'_, A>, reason: ExitReason) {
-    let cell = entered.cell();
-    entered.set_flag(HALTED);
-    cell.inbox.close();
-    notify_terminated(cell, reason);
-}
-
-/// Tells the watchers, once, that the actor stopped; later calls only
-/// keep the first reason.
-pub(crate) fn notify_terminated<A: Actor>(cell: &ActorCell<A>, reason: ExitReason) {
-    let (reason, watchers) = {
-        let mut st = cell.sup.state.lock();
+    /// Records that the actor stopped. The first call returns the watchers
+    /// to tell (taking them: each is told once); later calls keep the first
+    /// reason and return `None`.
+    pub(crate) fn exited(&self, reason: ExitReason) -> Option<Vec<Arc<dyn ReplySink<Terminated>>>> {
+        let mut st = self.state.lock();
         if st.exit.is_some() {
-            return;
+            return None;
         }
         st.exit = Some(reason);
-        (reason, live(&std::mem::take(&mut st.on_terminated)))
-    };
-    for w in watchers {
-        w.deliver(Terminated {
-            target: cell.target(),
-            reason,
-        });
+        Some(live(&std::mem::take(&mut st.on_terminated)))
     }
+
+    /// Adds a termination watcher, unless the actor has stopped already:
+    /// then returns why, and the caller tells the watcher at once.
+    pub(crate) fn watch(&self, sink: &Arc<dyn ReplySink<Terminated>>) -> Option<ExitReason> {
+        let mut st = self.state.lock();
+        if st.exit.is_none() {
+            st.on_terminated.push(Arc::downgrade(sink));
+        }
+        st.exit
+    }
+
+    /// Adds a restart watcher.
+    pub(crate) fn watch_restarts(&self, sink: &Arc<dyn ReplySink<Restarted>>) {
+        self.state.lock().on_restarted.push(Arc::downgrade(sink));
+    }
+}
+
+/// A restart policy's state factory.
+pub(crate) type Factory<A> = Arc<dyn Fn() -> A + Send + Sync>;
+
+/// What to do about a panic, decided under the supervisor's mutex.
+pub(crate) enum Verdict<A> {
+    Resume,
+    Restart(Factory<A>),
+    Halt(ExitReason),
 }
 
 fn live<T: ?Sized>(list: &[Weak<T>]) -> Vec<Arc<T>> {
     list.iter().filter_map(Weak::upgrade).collect()
-}
-
-/// Called by a run loop, under `held`, before it serves a queued message
-/// of an actor whose flags are set or whose system gave up waiting.
-/// Performs a pending restart; returns why the message must go to dead
-/// letters instead of being handled, if it must.
-#[cold]
-#[inline(never)]
-pub(crate) fn before_queued<A: Actor>(
-    cell: &ActorCell<A>,
-    held: &Held<'_>,
-) -> Option<DeadLetterReason> {
-    let flags = cell.flags();
-    if flags & (HALTED | STOPPED) != 0 {
-        return Some(cell.sup.halt_reason());
-    }
-    if cell.sup.dead.is_abandoned() {
-        return Some(DeadLetterReason::ShutdownTimeout);
-    }
-    if flags & RESTART_PENDING != 0 {
-        let mut entered = cell.enter_held(held, ClassId::LIFECYCLE);
-        restart_pending(&mut entered);
-        if entered.flags() & HALTED != 0 {
-            return Some(cell.sup.halt_reason());
-        }
-    }
-    None
 }

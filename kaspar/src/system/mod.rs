@@ -7,6 +7,9 @@
 //! threads that did not finish, and has their queued messages handed to the
 //! system's [dead letters](crate::DeadLetters).
 
+pub(crate) mod placement;
+pub(crate) mod spawn;
+
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -15,13 +18,14 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::actor::{Actor, ActorId};
-use crate::chain::CyclePolicy;
-use crate::clock::Clock;
-use crate::deadletter::DeadLetters;
+use crate::actor::traits::Actor;
+use crate::base::clock::Clock;
+use crate::base::ids::ActorId;
+use crate::failure::dead_letters::DeadLetters;
 use crate::group::GroupSpec;
+use crate::guard::chain::CyclePolicy;
 use crate::mailbox::{IdleWait, MailboxKind};
-use crate::spawn::{GroupSpawn, Spawn};
+use crate::system::spawn::{GroupSpawn, Spawn};
 
 /// System-wide defaults; each can be overridden per actor.
 #[derive(Clone, Debug)]

@@ -20,15 +20,15 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::actor::{Actor, Handler};
-use crate::addr::Addr;
-use crate::cell::Refusal;
-use crate::chain::CyclePolicy;
-use crate::ctx::Ctx;
+use crate::actor::addr::Addr;
+use crate::actor::cell::Refusal;
+use crate::actor::ctx::Ctx;
+use crate::actor::restart;
+use crate::actor::traits::{Actor, Handler};
+use crate::base::stats::SharedCounters;
 use crate::error::{Delivered, FastSendError, SendError};
-use crate::lock::Wait;
-use crate::stats::SharedCounters;
-use crate::supervision;
+use crate::guard::chain::CyclePolicy;
+use crate::guard::lock::Wait;
 
 /// Synchronous delivery with a cycle policy chosen for this call, from
 /// [`Addr::with_policy`].
@@ -169,7 +169,7 @@ impl<A: Actor> Call<'_, A> {
                 // handler reading its own stats cannot see how it was reached.
                 cell.stats.locked.void_inline();
                 if let Err(payload) = run {
-                    supervision::on_panic(&mut entered, <A as Handler<M>>::CLASS, payload);
+                    restart::on_panic(&mut entered, <A as Handler<M>>::CLASS, payload);
                 }
                 Ok(Delivered::Inline)
             }
@@ -200,7 +200,7 @@ impl<A: Actor> Call<'_, A> {
             Ok(reply) => Ok(reply),
             Err(payload) => {
                 // Supervision runs under this entry, before the lock goes.
-                supervision::on_panic(&mut entered, <A as Handler<M>>::CLASS, payload);
+                restart::on_panic(&mut entered, <A as Handler<M>>::CLASS, payload);
                 Err(FastSendError::Panicked {
                     target: cell.target(),
                 })

@@ -5,56 +5,11 @@
 //! implements [`ActorConfig`], `#[actor]` on the impl block implements
 //! [`Actor`] and one [`Handler<M>`] per `#[handler(M)]` method.
 
-use std::fmt;
-
-use crate::ctx::Ctx;
+use crate::actor::ctx::Ctx;
+use crate::base::ids::ClassId;
 use crate::mailbox::MailboxKind;
 use crate::reply::ReplyTo;
 use crate::CyclePolicy;
-
-/// Identity of one spawned actor, unique for the life of the process.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ActorId(pub(crate) u64);
-
-impl ActorId {
-    /// The raw number, for logs and metrics.
-    pub fn get(self) -> u64 {
-        self.0
-    }
-
-    pub(crate) fn next() -> Self {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        ActorId(NEXT.fetch_add(1, Ordering::Relaxed))
-    }
-}
-
-impl fmt::Debug for ActorId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#{}", self.0)
-    }
-}
-
-/// The message-class key of one handler: its position in the actor's
-/// `#[actor]` impl block. Together with an [`ActorId`] it forms the key of
-/// the refined ([`CyclePolicy::Permissive`]) cycle check.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub struct ClassId(u16);
-
-impl ClassId {
-    /// The class used for lifecycle hooks (`started`, `stopped`).
-    pub const LIFECYCLE: ClassId = ClassId(u16::MAX);
-
-    #[doc(hidden)]
-    pub const fn new(index: u16) -> Self {
-        ClassId(index)
-    }
-
-    /// The handler's position in its impl block.
-    pub fn index(self) -> u16 {
-        self.0
-    }
-}
 
 /// How handlers reach the actor's state: `&mut self` ([`Exclusive`]) or
 /// `&self` ([`Shared`], for `#[actor(reentrant)]` actors).

@@ -3,11 +3,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::actor::{Actor, ActorConfig, ActorId, Handler};
-use crate::cell::ActorCell;
+use crate::actor::cell::ActorCell;
+use crate::actor::traits::{Actor, ActorConfig, Handler};
+use crate::base::ids::ActorId;
+use crate::base::stats::{ActorStats, SharedCounters};
 use crate::error::{SendError, Target};
 use crate::reply::{Ask, ReplySink, ReplyTo};
-use crate::stats::{ActorStats, SharedCounters};
 
 /// The address of an actor of type `A`.
 ///
@@ -142,13 +143,15 @@ where
             Err(e) => {
                 SharedCounters::bump(&self.shared_counters().dead_letters);
                 let (reply, _) = S::open(e.into_inner());
-                self.sup.dead.post(crate::deadletter::DeadLetter {
-                    target: self.target(),
-                    class: crate::deadletter::class_of_handler::<S, R>(),
-                    reason: crate::deadletter::DeadLetterReason::Undeliverable,
-                    message: Some(Box::new(reply)),
-                    panic: None,
-                });
+                self.sup
+                    .dead
+                    .post(crate::failure::dead_letters::DeadLetter {
+                        target: self.target(),
+                        class: crate::actor::letters::class_of_handler::<S, R>(),
+                        reason: crate::failure::dead_letters::DeadLetterReason::Undeliverable,
+                        message: Some(Box::new(reply)),
+                        panic: None,
+                    });
             }
         }
     }

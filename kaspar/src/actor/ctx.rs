@@ -10,11 +10,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::actor::{Actor, Handler};
-use crate::addr::Addr;
-use crate::cell::ActorCell;
-use crate::clock::Time;
-use crate::timer::TimerId;
+use crate::actor::addr::Addr;
+use crate::actor::cell::ActorCell;
+use crate::actor::traits::{Actor, Handler};
+use crate::base::clock::Time;
+use crate::base::timer::TimerId;
 
 /// What a handler may ask of the runtime. See the module docs for what it
 /// deliberately does not offer.

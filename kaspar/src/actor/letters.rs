@@ -1,0 +1,77 @@
+//! The actor side of dead letters: subscribing an actor to a sink, posting
+//! a queued envelope, and naming a message's handler class in a letter.
+//! The sink itself is [`failure::dead_letters`](crate::failure::dead_letters).
+
+use std::sync::Arc;
+
+use crate::actor::addr::Addr;
+use crate::actor::cell::ActorCell;
+use crate::actor::traits::{Actor, Handler};
+use crate::base::stats::SharedCounters;
+use crate::error::Target;
+use crate::failure::dead_letters::{DeadLetter, DeadLetterReason, DeadLetters, LetterBox};
+use crate::reply::ReplyTo;
+
+impl DeadLetters {
+    /// Forwards every later dead letter to `addr` as a [`DeadLetter`]
+    /// message. Compiles only if `S` has a `#[handler(DeadLetter)]`.
+    ///
+    /// The subscription ends when the subscriber stops. Give a subscriber
+    /// an unbounded mailbox (or [`WhenFull::Reject`](crate::WhenFull)): a
+    /// letter is posted from whichever thread failed to deliver, and a
+    /// subscriber's own dead letters are never forwarded back to it.
+    pub fn subscribe<S: Handler<DeadLetter>>(&self, addr: &Addr<S>) {
+        let strong: Arc<dyn LetterBox> = addr.cell.clone();
+        self.add_subscriber(Arc::downgrade(&strong));
+    }
+
+    /// Posts a queued envelope of `cell`'s actor.
+    pub(crate) fn post_queued<A: Actor>(
+        &self,
+        cell: &ActorCell<A>,
+        msg: A::Msg,
+        reason: DeadLetterReason,
+    ) {
+        SharedCounters::bump(&cell.stats.shared.dead_letters);
+        let class = class_name::<A>(&msg);
+        self.post(DeadLetter {
+            target: cell.target(),
+            class,
+            reason,
+            message: Some(Box::new(msg)),
+            panic: None,
+        });
+    }
+}
+
+/// The handler class name of a queued envelope.
+pub(crate) fn class_name<A: Actor>(msg: &A::Msg) -> &'static str {
+    A::CLASSES
+        .get(A::class_of(msg).index() as usize)
+        .copied()
+        .unwrap_or("?")
+}
+
+/// The class name of `S`'s handler for `M`.
+pub(crate) fn class_of_handler<S: Handler<M>, M>() -> &'static str {
+    S::CLASSES
+        .get(<S as Handler<M>>::CLASS.index() as usize)
+        .copied()
+        .unwrap_or("?")
+}
+
+impl<S: Handler<DeadLetter>> LetterBox for ActorCell<S> {
+    fn target(&self) -> Target {
+        ActorCell::target(self)
+    }
+
+    fn offer(&self, letter: DeadLetter) -> Result<(), DeadLetter> {
+        match self.inbox.push(S::envelope(letter, ReplyTo::nobody())) {
+            Ok(len) => {
+                self.shared_counters().saw_len(len);
+                Ok(())
+            }
+            Err(e) => Err(S::open(e.into_inner()).0),
+        }
+    }
+}

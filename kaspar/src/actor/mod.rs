@@ -1,0 +1,17 @@
+//! What an actor is: the traits `#[actor]` implements ([`traits`]), the
+//! context a handler receives ([`ctx`]), the shared cell that owns the state
+//! and its entry protocol ([`cell`]), the address users hold ([`addr`]), and
+//! supervision's and dead letters' mechanics on a cell ([`restart`],
+//! [`letters`]).
+//!
+//! The one import cycle inside this folder is `traits` <-> `ctx`: the
+//! handler signature in `Actor`/`Handler` names `Ctx<A>`, and `Ctx<A>` is
+//! bounded by `A: Actor`. Every other edge points from `addr`/`ctx` to
+//! `cell` to `traits`.
+
+pub(crate) mod addr;
+pub(crate) mod cell;
+pub(crate) mod ctx;
+pub(crate) mod letters;
+pub(crate) mod restart;
+pub(crate) mod traits;

@@ -1,0 +1,77 @@
+//! Identities: of an actor, of a handler within its actor (the two halves
+//! of the cycle-detection key), and of a thread.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// Identity of one spawned actor, unique for the life of the process.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ActorId(pub(crate) u64);
+
+impl ActorId {
+    /// The raw number, for logs and metrics.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    pub(crate) fn next() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        ActorId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+impl fmt::Debug for ActorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// The message-class key of one handler: its position in the actor's
+/// `#[actor]` impl block. Together with an [`ActorId`] it forms the key of
+/// the refined ([`CyclePolicy::Permissive`](crate::CyclePolicy::Permissive)) cycle check.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct ClassId(u16);
+
+impl ClassId {
+    /// The class used for lifecycle hooks (`started`, `stopped`).
+    pub const LIFECYCLE: ClassId = ClassId(u16::MAX);
+
+    #[doc(hidden)]
+    pub const fn new(index: u16) -> Self {
+        ClassId(index)
+    }
+
+    /// The handler's position in its impl block.
+    pub fn index(self) -> u16 {
+        self.0
+    }
+}
+
+/// A fresh thread token: nonzero, never handed out twice. The call chain
+/// (`guard::chain`) keeps the current thread's token in its thread-local
+/// state and names lock owners and wait-for entries by it.
+#[cold]
+pub(crate) fn next_thread_token() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A per-thread number for spreading threads over the lanes of a sharded
+/// queue: stable for the life of the thread, distinct between live threads.
+/// Kept apart from the call chain's token so the mailbox layer does not
+/// reach into the cycle detector.
+#[inline]
+pub(crate) fn thread_key() -> usize {
+    use std::cell::Cell;
+    thread_local! {
+        static KEY: Cell<usize> = const { Cell::new(0) };
+    }
+    KEY.with(|key| match key.get() {
+        0 => {
+            let fresh = next_thread_token();
+            key.set(fresh);
+            fresh
+        }
+        k => k,
+    })
+}

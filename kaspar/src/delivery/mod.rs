@@ -1,0 +1,6 @@
+//! How a message reaches a handler: the synchronous `fast_send` family on
+//! the caller's thread ([`fast_send`]) and the run loop that drains a
+//! mailbox on the actor's or group's own thread ([`run_loop`]).
+
+pub(crate) mod fast_send;
+pub(crate) mod run_loop;

@@ -1,0 +1,106 @@
+//! What a user chooses per actor: which queue ([`MailboxKind`]), what a
+//! push to a full one does ([`WhenFull`]), and how the consumer waits while
+//! it is empty ([`IdleWait`]).
+
+#[cfg(doc)]
+use crate::SendError;
+
+/// Which queue an actor's mailbox uses, and its size.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[non_exhaustive]
+pub enum MailboxKind {
+    /// A mutex and a condition variable around a fixed ring that spills into
+    /// an unbounded overflow; the consumer pops one message per lock.
+    BQueue {
+        /// Ring slots allocated up front; more messages spill to the overflow.
+        capacity: usize,
+    },
+    /// The same lock and ring as `BQueue`, but the consumer drains
+    /// everything queued (up to the run loop's `max_batch`) per lock, and a
+    /// producer notifies only when the queue turns non-empty.
+    BQueueBatched {
+        /// Ring slots allocated up front; more messages spill to the overflow.
+        capacity: usize,
+    },
+    /// `lanes` independently locked queues; each producing thread keeps to
+    /// one lane, the consumer drains them round-robin. Unbounded.
+    Sharded {
+        /// Number of lanes (at least 1).
+        lanes: usize,
+        /// Slots preallocated across all lanes; a lane grows past its share
+        /// when it must.
+        capacity: usize,
+    },
+    /// A bounded lock-free ring (Vyukov): one compare-and-swap reserves a
+    /// slot. Holds at most `capacity` messages (rounded up to a power of
+    /// two); `when_full` says what a push does when it is full.
+    LockFree {
+        /// Slots in the ring, rounded up to a power of two (at least 2).
+        capacity: usize,
+        /// Hand the message back, or wait for room.
+        when_full: WhenFull,
+    },
+}
+
+impl MailboxKind {
+    /// `BQueue` with a 1024-slot ring.
+    pub const DEFAULT: MailboxKind = MailboxKind::BQueue { capacity: 1024 };
+
+    /// `BQueue` with a `capacity`-slot ring.
+    pub const fn bqueue(capacity: usize) -> Self {
+        MailboxKind::BQueue { capacity }
+    }
+
+    /// `BQueueBatched` with a `capacity`-slot ring.
+    pub const fn batched(capacity: usize) -> Self {
+        MailboxKind::BQueueBatched { capacity }
+    }
+
+    /// `Sharded` with `lanes` lanes sharing `capacity` preallocated slots.
+    pub const fn sharded(lanes: usize, capacity: usize) -> Self {
+        MailboxKind::Sharded { lanes, capacity }
+    }
+
+    /// `LockFree` with `capacity` slots; a push to a full ring hands the
+    /// message back ([`WhenFull::Reject`]).
+    pub const fn lock_free(capacity: usize) -> Self {
+        MailboxKind::LockFree {
+            capacity,
+            when_full: WhenFull::Reject,
+        }
+    }
+}
+
+/// What a push to a full bounded mailbox does. Either way the message is
+/// never dropped.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum WhenFull {
+    /// Return at once with [`SendError::Full`] holding the message.
+    #[default]
+    Reject,
+    /// Block the sender until the consumer frees a slot (or the mailbox
+    /// closes, which returns [`SendError::Closed`]). An actor that sends to
+    /// its own full mailbox this way waits forever: use `Reject` there.
+    Wait,
+}
+
+impl Default for MailboxKind {
+    fn default() -> Self {
+        MailboxKind::DEFAULT
+    }
+}
+
+/// How a consumer waits while its mailbox is empty.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub enum IdleWait {
+    /// Sleep on the mailbox's condition variable (no CPU while idle).
+    #[default]
+    Park,
+    /// Poll `spins` times with a spin hint, then sleep.
+    SpinThenPark {
+        /// Polls before sleeping.
+        spins: u32,
+    },
+    /// Poll forever: the lowest wake-up latency, one core per consumer.
+    Spin,
+}

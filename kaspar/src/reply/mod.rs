@@ -1,0 +1,95 @@
+//! Reply routing. A handler returns its reply by value; where it goes is
+//! decided here, never by the handler:
+//!
+//! * a synchronous delivery hands it straight back as the return value (it
+//!   never builds a [`ReplyTo`] at all);
+//! * `ask` parks it in a one-shot slot the [`Ask`] handle waits on;
+//! * `request` enqueues it on the `reply_to` actor's mailbox as a message.
+//!
+//! Because the reply is the handler's return value, it is produced exactly
+//! once per handled message: replying twice is not expressible.
+
+mod ask;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::error::AskError;
+
+pub use ask::Ask;
+pub(crate) use ask::{slot, Slot};
+
+/// Where the reply to a queued message goes. Built by the runtime, consumed
+/// by the generated dispatch.
+pub struct ReplyTo<R> {
+    route: Route<R>,
+}
+
+enum Route<R> {
+    Nobody,
+    Ask(Arc<Slot<R>>),
+    Actor(Arc<dyn ReplySink<R>>),
+}
+
+impl<R> fmt::Debug for ReplyTo<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.route {
+            Route::Nobody => "ReplyTo::Nobody",
+            Route::Ask(_) => "ReplyTo::Ask",
+            Route::Actor(_) => "ReplyTo::Actor",
+        })
+    }
+}
+
+/// Something that accepts a reply as a message: an actor's mailbox.
+pub(crate) trait ReplySink<R>: Send + Sync {
+    fn deliver(&self, reply: R);
+}
+
+impl<R> ReplyTo<R> {
+    /// The reply is discarded (`send`, `fast_send_void` fallback).
+    #[inline]
+    pub(crate) fn nobody() -> Self {
+        ReplyTo {
+            route: Route::Nobody,
+        }
+    }
+
+    pub(crate) fn ask(slot: Arc<Slot<R>>) -> Self {
+        ReplyTo {
+            route: Route::Ask(slot),
+        }
+    }
+
+    pub(crate) fn actor(sink: Arc<dyn ReplySink<R>>) -> Self {
+        ReplyTo {
+            route: Route::Actor(sink),
+        }
+    }
+
+    /// Routes the handler's return value. Called by generated dispatch code.
+    #[doc(hidden)]
+    #[inline]
+    pub fn deliver(mut self, reply: R) {
+        match std::mem::replace(&mut self.route, Route::Nobody) {
+            Route::Nobody => {}
+            Route::Ask(slot) => Slot::complete(slot, Ok(reply)),
+            Route::Actor(sink) => sink.deliver(reply),
+        }
+    }
+}
+
+impl<R> Drop for ReplyTo<R> {
+    fn drop(&mut self) {
+        if let Route::Ask(slot) = std::mem::replace(&mut self.route, Route::Nobody) {
+            // Dropped without a reply: either the handler is unwinding, or
+            // the message was dropped unhandled.
+            let why = if std::thread::panicking() {
+                AskError::Panicked
+            } else {
+                AskError::Dropped
+            };
+            Slot::complete(slot, Err(why));
+        }
+    }
+}

@@ -88,6 +88,11 @@
 //   system/    `System`, the spawn builders, thread placement
 //   pool/      `Pooled<T>` and its allocator (independent of the rest)
 
+// Lets the crate's own unit tests declare actors with `#[actor]`, whose
+// expansion names `::kaspar::__private`.
+#[cfg(test)]
+extern crate self as kaspar;
+
 mod actor;
 mod base;
 mod delivery;
@@ -163,6 +168,75 @@ pub mod prelude {
         actor, group, handler, Addr, Ctx, CyclePolicy, Delivered, FastSendError, IdleWait,
         MailboxKind, SendError, System,
     };
+}
+
+/// The runtime's internals that the loom models (`kaspar/tests/loom_*.rs`)
+/// drive, as thin forwarding wrappers: the models check the shipped code.
+/// Only built under `--cfg loom`.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod __loom {
+    /// `guard::lock::ActorLock`, the lock every handler runs under.
+    #[derive(Debug)]
+    pub struct Lock(crate::guard::lock::ActorLock);
+
+    impl Default for Lock {
+        fn default() -> Self {
+            Lock(crate::guard::lock::ActorLock::new(false))
+        }
+    }
+
+    impl Lock {
+        /// See `ActorLock::try_acquire`.
+        pub fn try_acquire(&self, me: usize) -> bool {
+            self.0.try_acquire(me)
+        }
+        /// See `ActorLock::park_acquire`.
+        pub fn park_acquire(&self, me: usize) {
+            self.0.park_acquire(me)
+        }
+        /// See `ActorLock::held_by`.
+        pub fn held_by(&self, me: usize) -> bool {
+            self.0.held_by(me)
+        }
+        /// See `ActorLock::owner`.
+        pub fn owner(&self) -> usize {
+            self.0.owner()
+        }
+        /// See `ActorLock::release`.
+        ///
+        /// # Safety
+        ///
+        /// As `ActorLock::release`: the caller holds the lock.
+        pub unsafe fn release(&self) {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.0.release() }
+        }
+        /// See `ActorLock::bump`.
+        ///
+        /// # Safety
+        ///
+        /// As `ActorLock::bump`: the caller (token `me`) holds the lock.
+        pub unsafe fn bump(&self, me: usize) {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.0.bump(me) }
+        }
+    }
+
+    /// An `ask` handle and the reply route its replier gets, as
+    /// `Addr::ask` makes them (the slot drawn from this thread's cache).
+    pub fn ask<R: Send + 'static>() -> (crate::Ask<R>, crate::ReplyTo<R>) {
+        let slot = crate::reply::slot::<R>();
+        (
+            crate::Ask::new(crate::base::sync::Arc::clone(&slot)),
+            crate::reply::ReplyTo::ask(slot),
+        )
+    }
+
+    /// Slots of reply type `R` in this thread's cache.
+    pub fn cached_slots<R: Send + 'static>() -> usize {
+        crate::reply::cached_slots::<R>()
+    }
 }
 
 /// What `#[actor]` expansions name. Not part of the public API.

@@ -100,7 +100,7 @@ impl<A: Actor> Addr<A> {
         A: Handler<M>,
     {
         let slot = crate::reply::slot::<<A as Handler<M>>::Reply>();
-        let reply = ReplyTo::ask(Arc::clone(&slot));
+        let reply = ReplyTo::ask(crate::base::sync::Arc::clone(&slot));
         self.push(<A as Handler<M>>::envelope(msg, reply))?;
         Ok(Ask::new(slot))
     }

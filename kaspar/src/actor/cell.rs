@@ -24,7 +24,6 @@
 
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use crate::actor::restart;
@@ -32,6 +31,7 @@ use crate::actor::traits::{AccessMode, AccessRef, Actor, ActorConfig};
 use crate::base::clock::Clock;
 use crate::base::ids::{ActorId, ClassId};
 use crate::base::stats::{SharedCounters, Stats};
+use crate::base::sync::{AtomicU8, Ordering};
 use crate::error::Target;
 use crate::failure::dead_letters::DeadLetters;
 use crate::failure::supervision::Supervisor;
@@ -395,5 +395,158 @@ impl<A: Actor> Drop for Entered<'_, A> {
             // released here, once, when the entry ends.
             unsafe { self.cell.lock.release() };
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::base::ids::ClassId;
+    use crate::mailbox::{Mailbox, MailboxKind};
+
+    pub struct Ping;
+
+    #[crate::actor]
+    pub struct Counter {
+        seen: u64,
+    }
+
+    #[crate::actor]
+    impl Counter {
+        #[crate::handler(Ping)]
+        fn on_ping(&mut self, _msg: Ping, _ctx: &mut crate::Ctx<Self>) {
+            self.seen += 1;
+        }
+    }
+
+    const PING: ClassId = ClassId::new(0);
+
+    fn cell() -> ActorCell<Counter> {
+        ActorCell::new(
+            Counter { seen: 0 },
+            Arc::new(ActorLock::new(false)),
+            CyclePolicy::Conservative,
+            Inbox::Own(Mailbox::new(MailboxKind::DEFAULT)),
+            Clock::System,
+            DeadLetters::new(),
+        )
+    }
+
+    fn refusal<T>(r: Result<T, Refusal>) -> &'static str {
+        match r {
+            Ok(_) => "entered",
+            Err(Refusal::Cycle(_)) => "cycle",
+            Err(Refusal::Busy) => "busy",
+            Err(Refusal::Deadlock(_)) => "deadlock",
+            Err(Refusal::Closed) => "closed",
+        }
+    }
+
+    #[test]
+    fn an_entry_takes_the_lock_pushes_a_frame_and_undoes_both_on_drop() {
+        let cell = cell();
+        let me = chain::thread_token();
+        {
+            let mut entered = cell
+                .enter(PING, CyclePolicy::Conservative, Wait::Try)
+                .ok()
+                .unwrap();
+            assert!(cell.lock.held_by(me));
+            assert_eq!(chain::snapshot().len(), 1);
+            crate::actor::traits::exclusive_ref::<Counter>(entered.access()).seen += 1;
+        }
+        assert_eq!(cell.lock.owner(), 0, "released on drop");
+        assert!(chain::snapshot().is_empty(), "frame popped on drop");
+        assert_eq!(
+            cell.stats.snapshot().handled,
+            1,
+            "a handler entry is counted"
+        );
+        // SAFETY: no entry is live.
+        assert_eq!(unsafe { (*cell.state.0.get()).seen }, 1);
+    }
+
+    #[test]
+    fn a_second_entry_on_the_same_thread_is_a_cycle_and_leaves_the_lock_alone() {
+        let cell = cell();
+        let outer = cell
+            .enter(PING, CyclePolicy::Conservative, Wait::Park)
+            .ok()
+            .unwrap();
+        let owner = cell.lock.owner();
+        for policy in [CyclePolicy::Conservative, CyclePolicy::Permissive] {
+            assert_eq!(refusal(cell.enter(PING, policy, Wait::Park)), "cycle");
+            assert_eq!(cell.lock.owner(), owner, "still held by the outer entry");
+            assert_eq!(chain::snapshot().len(), 1, "the refused frame was popped");
+        }
+        drop(outer);
+        assert_eq!(cell.stats.snapshot().cycles, 2);
+        assert_eq!(cell.stats.snapshot().handled, 1);
+    }
+
+    #[test]
+    fn a_lock_held_by_another_thread_is_busy_for_a_try() {
+        let cell = Arc::new(cell());
+        let holder = Arc::clone(&cell);
+        let (held_tx, held_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            let _entered = holder
+                .enter(PING, CyclePolicy::Conservative, Wait::Park)
+                .ok()
+                .unwrap();
+            held_tx.send(()).unwrap();
+            done_rx.recv().unwrap();
+        });
+        held_rx.recv().unwrap();
+        assert_eq!(
+            refusal(cell.enter(PING, CyclePolicy::Conservative, Wait::Try)),
+            "busy"
+        );
+        assert!(
+            chain::snapshot().is_empty(),
+            "a refused entry leaves no frame"
+        );
+        done_tx.send(()).unwrap();
+        t.join().unwrap();
+        assert_eq!(
+            refusal(cell.enter(PING, CyclePolicy::Conservative, Wait::Try)),
+            "entered"
+        );
+    }
+
+    #[test]
+    fn a_stopped_actor_refuses_entry_and_releases_the_lock_it_took() {
+        let cell = cell();
+        {
+            let held = cell.hold();
+            cell.mark_stopped(&held);
+        }
+        assert_eq!(
+            refusal(cell.enter(PING, CyclePolicy::Conservative, Wait::Park)),
+            "closed"
+        );
+        assert_eq!(cell.lock.owner(), 0);
+        assert!(chain::snapshot().is_empty());
+        assert_eq!(
+            cell.stats.snapshot().handled,
+            0,
+            "a refused entry is not counted"
+        );
+    }
+
+    #[test]
+    fn a_lifecycle_entry_is_not_counted_as_handled() {
+        let cell = cell();
+        drop(cell.enter(ClassId::LIFECYCLE, CyclePolicy::Conservative, Wait::Park));
+        assert_eq!(cell.stats.snapshot().handled, 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "not its own")]
+    fn entering_under_another_actors_hold_panics() {
+        let (a, b) = (cell(), cell());
+        let held = a.hold();
+        let _ = b.enter_held(&held, PING);
     }
 }

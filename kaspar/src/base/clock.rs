@@ -5,8 +5,8 @@
 //! In simulation it is virtual and moves only when the simulator moves it,
 //! which is what makes a simulated run repeatable bit for bit.
 
+use crate::base::sync::{AtomicU64, Ordering};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

@@ -2,11 +2,13 @@
 //!
 //! Counters updated while the actor's lock is held (`handled`,
 //! `void_inline`) are written with a plain load + store, not an atomic
-//! read-modify-write: only the lock holder writes them, and they sit on the
-//! cache line the lock holder's core already owns. Counters of refusals and
-//! fallbacks are off the fast path and use `fetch_add`.
+//! read-modify-write: only the lock holder writes them. They sit on a cache
+//! line of their own (`CachePadded`), apart from the lock and from the
+//! shared counters, so the holder's writes do not bounce a line that other
+//! threads write. Counters of refusals and fallbacks are off the fast path,
+//! written by any thread, and use `fetch_add`.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use crate::base::sync::{AtomicU64, Ordering::Relaxed};
 
 use crossbeam_utils::CachePadded;
 

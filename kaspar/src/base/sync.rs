@@ -2,9 +2,19 @@
 //!
 //! Normally these are `std` atomics and `parking_lot` locks. Under
 //! `RUSTFLAGS="--cfg loom"` they are loom's model-checked equivalents, so the
-//! loom models in `tests/loom_*.rs` exercise the very code that ships. Nothing
-//! else in the crate imports `std::sync` or `parking_lot` directly for the
-//! queue and pool algorithms.
+//! loom models in `tests/loom_*.rs` exercise the very code that ships.
+//! Every lock, condition variable, park, thread-local cache and atomic of the
+//! runtime comes from here, the actor lock, the deadlock registry and the
+//! reply slots included. Three kinds of thing stay std's, on purpose:
+//!
+//! * `std::sync::Arc` where it holds a `dyn` (actor cells behind
+//!   `Arc<dyn ReplySink<_>>`, group sinks, dead-letter boxes): loom's `Arc`
+//!   cannot be coerced to an unsized type; the shim's `Arc` is used where
+//!   the pointee is sized (reply slots);
+//! * process-wide statics initialised at compile time (id counters, the
+//!   clock's anchor, the live timer thread's `OnceLock`): loom's types have
+//!   no `const` constructors, and no model reaches them;
+//! * `std::sync::mpsc` in `system::spawn`, a one-shot start-up handshake.
 //!
 //! The lock API is parking_lot-shaped (no poisoning): `lock()` returns the
 //! guard, and `Condvar::wait` takes the guard by value and hands it back.
@@ -15,10 +25,9 @@
 
 #[cfg(not(loom))]
 mod imp {
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    // Only the queues' unit tests share a queue between threads.
-    #[cfg(test)]
-    pub(crate) use std::sync::Arc;
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+    pub(crate) use std::sync::{Arc, Weak};
+    pub(crate) use std::thread_local;
 
     /// A mutex without poisoning.
     #[derive(Debug, Default)]
@@ -26,7 +35,7 @@ mod imp {
     pub(crate) type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
 
     impl<T> Mutex<T> {
-        pub(crate) fn new(value: T) -> Self {
+        pub(crate) const fn new(value: T) -> Self {
             Self(parking_lot::Mutex::new(value))
         }
         #[inline]
@@ -47,6 +56,16 @@ mod imp {
         pub(crate) fn wait<'a, T>(&self, mut guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
             self.0.wait(&mut guard);
             guard
+        }
+        /// Waits at most `timeout`; the flag says whether it timed out.
+        #[inline]
+        pub(crate) fn wait_timeout<'a, T>(
+            &self,
+            mut guard: MutexGuard<'a, T>,
+            timeout: std::time::Duration,
+        ) -> (MutexGuard<'a, T>, bool) {
+            let timed_out = self.0.wait_for(&mut guard, timeout).timed_out();
+            (guard, timed_out)
         }
         #[inline]
         pub(crate) fn notify_one(&self) {
@@ -124,16 +143,20 @@ mod imp {
     }
 
     pub(crate) mod thread {
-        pub(crate) use std::thread::yield_now;
+        pub(crate) use std::thread::{current, park, park_timeout, yield_now, Thread};
     }
 }
 
 #[cfg(loom)]
 mod imp {
     pub(crate) use loom::cell::UnsafeCell;
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    #[cfg(test)]
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
     pub(crate) use loom::sync::Arc;
+    pub(crate) use loom::thread_local;
+    // Loom's `Arc` has no `Weak`, and unsized `Arc<dyn Trait>` (which is
+    // what every `Weak` in the runtime points at) cannot be made from a
+    // loom `Arc` anyway: those stay std's, outside what the models explore.
+    pub(crate) use std::sync::Weak;
 
     #[derive(Debug, Default)]
     pub(crate) struct Mutex<T>(loom::sync::Mutex<T>);
@@ -157,6 +180,14 @@ mod imp {
         }
         pub(crate) fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
             self.0.wait(guard).unwrap()
+        }
+        pub(crate) fn wait_timeout<'a, T>(
+            &self,
+            guard: MutexGuard<'a, T>,
+            timeout: std::time::Duration,
+        ) -> (MutexGuard<'a, T>, bool) {
+            let (guard, result) = self.0.wait_timeout(guard, timeout).unwrap();
+            (guard, result.timed_out())
         }
         pub(crate) fn notify_one(&self) {
             self.0.notify_one();
@@ -210,7 +241,14 @@ mod imp {
     }
 
     pub(crate) mod thread {
-        pub(crate) use loom::thread::yield_now;
+        pub(crate) use loom::thread::{current, park, yield_now, Thread};
+
+        /// Loom has no timed park. A timed park may return early anyway
+        /// (a spurious wake-up), and every caller re-checks its condition
+        /// and its deadline, so the model returns at once after a yield.
+        pub(crate) fn park_timeout(_: std::time::Duration) {
+            yield_now();
+        }
     }
 }
 

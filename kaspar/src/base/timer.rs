@@ -16,7 +16,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex};
+use crate::base::sync::{Condvar, Mutex};
 
 use crate::base::clock::{Clock, Time};
 
@@ -144,13 +144,13 @@ impl TimerQueue {
             let mut st = self.state.lock();
             match Self::peek(&mut st) {
                 None => {
-                    self.changed.wait(&mut st);
+                    drop(self.changed.wait(st));
                 }
                 Some(due) => {
                     let now = clock.now().as_nanos();
                     if due > now {
                         let wait = Duration::from_nanos(due - now);
-                        self.changed.wait_for(&mut st, wait);
+                        drop(self.changed.wait_timeout(st, wait));
                     }
                 }
             }

@@ -20,10 +20,9 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
-use parking_lot::Mutex;
+use crate::base::sync::{AtomicBool, AtomicU64, Mutex, Ordering::Relaxed, Weak};
 
 use crate::error::Target;
 

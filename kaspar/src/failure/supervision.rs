@@ -30,12 +30,11 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
-
 use crate::base::clock::Time;
+use crate::base::sync::{Mutex, Weak};
 use crate::error::Target;
 use crate::failure::dead_letters::{DeadLetterReason, DeadLetters};
 use crate::reply::ReplySink;

@@ -25,7 +25,7 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::marker::PhantomData;
 use std::path::Path;
 
-use parking_lot::Mutex;
+use crate::base::sync::Mutex;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 

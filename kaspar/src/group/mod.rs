@@ -83,7 +83,8 @@ pub trait GroupSpec: Sized + Send + 'static {
     fn stopped(&self, held: &GroupHold<'_>);
 }
 
-/// The group's queue and lock, shared by its members' cells.
+/// The group's one queue, shared by its members' sinks. (The group's lock
+/// is a separate `Arc<ActorLock>` that every member's cell holds.)
 pub(crate) struct GroupCore<G: GroupSpec> {
     mailbox: Mailbox<G::Msg>,
 }

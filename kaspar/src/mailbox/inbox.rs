@@ -11,9 +11,9 @@
 //! The inbox is generic over the message type only, not over the actor, so
 //! the mailbox layer knows nothing about actors.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use crate::base::sync::{AtomicBool, Ordering};
 use crate::error::SendError;
 use crate::mailbox::Mailbox;
 

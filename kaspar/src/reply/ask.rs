@@ -8,13 +8,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
-
+use crate::base::sync::thread::{self, Thread};
+use crate::base::sync::{thread_local, Arc, Mutex};
 use crate::error::AskError;
 
 /// The one-shot meeting point of an `ask` and its reply.
@@ -63,7 +61,9 @@ impl<R> Slot<R> {
 /// Slots per reply type that a thread keeps for reuse.
 const SLOT_CACHE: usize = 32;
 
-type SlotCache = HashMap<TypeId, Vec<Arc<dyn Any + Send + Sync>>>;
+/// Per reply type, a `Vec<Arc<Slot<R>>>` behind `dyn Any`: one box and one
+/// vector per type for the life of the thread, then no allocation at all.
+type SlotCache = HashMap<TypeId, Box<dyn Any>>;
 
 thread_local! {
     /// Answered `ask` slots, kept by the thread that asked, so that in
@@ -71,19 +71,48 @@ thread_local! {
     static SLOTS: RefCell<SlotCache> = RefCell::new(HashMap::new());
 }
 
-/// A fresh or recycled one-shot slot for a reply of type `R`.
-pub(crate) fn slot<R: Send + 'static>() -> Arc<Slot<R>> {
-    let cached = SLOTS
+/// Runs `f` on this thread's cached slots for reply type `R`; `None` during
+/// thread teardown, when the cache is gone.
+fn with_cached<R: Send + 'static, T>(f: impl FnOnce(&mut Vec<Arc<Slot<R>>>) -> T) -> Option<T> {
+    SLOTS
         .try_with(|cache| {
-            cache
-                .borrow_mut()
-                .get_mut(&TypeId::of::<R>())
-                .and_then(Vec::pop)
+            let mut cache = cache.borrow_mut();
+            let list = cache
+                .entry(TypeId::of::<Vec<Arc<Slot<R>>>>())
+                .or_insert_with(|| Box::new(Vec::<Arc<Slot<R>>>::with_capacity(SLOT_CACHE)));
+            list.downcast_mut::<Vec<Arc<Slot<R>>>>().map(f)
         })
         .ok()
         .flatten()
-        .and_then(|any| any.downcast::<Slot<R>>().ok());
-    cached.unwrap_or_else(|| Arc::new(Slot::new()))
+}
+
+/// A fresh or recycled one-shot slot for a reply of type `R`.
+pub(crate) fn slot<R: Send + 'static>() -> Arc<Slot<R>> {
+    with_cached::<R, _>(Vec::pop)
+        .flatten()
+        .unwrap_or_else(|| Arc::new(Slot::new()))
+}
+
+/// Slots of reply type `R` in this thread's cache (for the loom model).
+#[cfg(loom)]
+pub(crate) fn cached_slots<R: Send + 'static>() -> usize {
+    with_cached::<R, _>(|list| list.len()).unwrap_or(0)
+}
+
+/// Keeps an answered slot that only the caller references for the next
+/// `ask` of this thread.
+fn recycle<R: Send + 'static>(slot: Arc<Slot<R>>) {
+    {
+        let mut st = slot.state.lock();
+        st.value = None;
+        st.waker = None;
+        st.thread = None;
+    }
+    let _ = with_cached::<R, _>(|list| {
+        if list.len() < SLOT_CACHE {
+            list.push(slot);
+        }
+    });
 }
 
 /// The pending reply of an [`Addr::ask`](crate::Addr::ask).
@@ -107,9 +136,9 @@ pub struct Ask<R: Send + 'static> {
 impl<R: Send + 'static> Drop for Ask<R> {
     fn drop(&mut self) {
         // Unique only once the replier has let go of the slot (its
-        // `ReplyTo` was consumed or dropped); `get_mut` synchronises with
-        // that release, so the slot can be reset and reused.
-        let Some(mut slot) = self.slot.take() else {
+        // `ReplyTo` was consumed or dropped); only then can the slot be
+        // reset and reused.
+        let Some(slot) = self.slot.take() else {
             return;
         };
         if !self.answered {
@@ -123,21 +152,14 @@ impl<R: Send + 'static> Drop for Ask<R> {
             tries += 1;
             thread::yield_now();
         }
-        let Some(unique) = Arc::get_mut(&mut slot) else {
-            return;
-        };
-        let st = unique.state.get_mut();
-        st.value = None;
-        st.waker = None;
-        st.thread = None;
-        let slot: Arc<dyn Any + Send + Sync> = slot;
-        let _ = SLOTS.try_with(|cache| {
-            let mut cache = cache.borrow_mut();
-            let list = cache.entry(TypeId::of::<R>()).or_default();
-            if list.len() < SLOT_CACHE {
-                list.push(slot);
-            }
-        });
+        if Arc::strong_count(&slot) == 1 {
+            // The replier is gone for good: its reference was the only
+            // other one, nobody can clone a reference back into existence,
+            // and `recycle` takes the slot's mutex, which orders the reset
+            // after the replier's last access (it completed under that
+            // mutex before letting go).
+            recycle(slot);
+        }
     }
 }
 
@@ -232,5 +254,91 @@ impl<R: Send + 'static> Future for Ask<R> {
                 Poll::Pending
             }
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::reply::ReplyTo;
+
+    /// A reply type of this test alone, so other tests on the same thread
+    /// cannot touch its cache entry.
+    #[derive(Debug, PartialEq)]
+    struct Reply(u32);
+
+    fn ask() -> (Ask<Reply>, ReplyTo<Reply>) {
+        let slot = slot::<Reply>();
+        (Ask::new(Arc::clone(&slot)), ReplyTo::ask(slot))
+    }
+
+    #[test]
+    fn an_answered_slot_is_reused_by_the_next_ask_on_the_thread() {
+        let (asked, reply_to) = ask();
+        let first = Arc::as_ptr(asked.slot.as_ref().unwrap());
+        reply_to.deliver(Reply(1));
+        assert_eq!(asked.wait(), Ok(Reply(1)));
+
+        let (asked, reply_to) = ask();
+        assert_eq!(Arc::as_ptr(asked.slot.as_ref().unwrap()), first, "recycled");
+        // A recycled slot starts empty: no stale value from the last ask.
+        let mut asked = asked;
+        assert_eq!(asked.try_take(), None);
+        reply_to.deliver(Reply(2));
+        assert_eq!(asked.wait(), Ok(Reply(2)));
+    }
+
+    #[test]
+    fn an_unanswered_slot_the_replier_still_holds_is_not_reused() {
+        let (asked, reply_to) = ask();
+        let first = Arc::as_ptr(asked.slot.as_ref().unwrap());
+        drop(asked);
+        let (next, next_reply) = ask();
+        assert_ne!(Arc::as_ptr(next.slot.as_ref().unwrap()), first);
+        // The late reply lands in the abandoned slot and is dropped with it.
+        reply_to.deliver(Reply(9));
+        next_reply.deliver(Reply(3));
+        assert_eq!(next.wait(), Ok(Reply(3)));
+    }
+
+    #[test]
+    fn a_dropped_reply_route_answers_dropped_and_a_panicking_one_panicked() {
+        let (asked, reply_to) = ask();
+        drop(reply_to);
+        assert_eq!(asked.wait(), Err(AskError::Dropped));
+
+        let (asked, reply_to) = ask();
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let _route = reply_to;
+            panic!("handler failed");
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(asked.wait(), Err(AskError::Panicked));
+    }
+
+    #[test]
+    fn a_reply_from_another_thread_wakes_a_waiter_and_the_slot_comes_back() {
+        for round in 0..100 {
+            let (asked, reply_to) = ask();
+            let first = Arc::as_ptr(asked.slot.as_ref().unwrap());
+            let t = std::thread::spawn(move || reply_to.deliver(Reply(round)));
+            assert_eq!(asked.wait(), Ok(Reply(round)));
+            t.join().unwrap();
+            let (again, reply_to) = ask();
+            assert_eq!(Arc::as_ptr(again.slot.as_ref().unwrap()), first);
+            drop(reply_to);
+            let _ = again.wait();
+        }
+    }
+
+    #[test]
+    fn the_cache_keeps_at_most_slot_cache_slots_per_type() {
+        let pending: Vec<_> = (0..SLOT_CACHE + 8).map(|_| ask()).collect();
+        for (asked, reply_to) in pending {
+            reply_to.deliver(Reply(0));
+            let _ = asked.wait();
+        }
+        let cached = with_cached::<Reply, _>(|list| list.len()).unwrap();
+        assert_eq!(cached, SLOT_CACHE);
     }
 }

@@ -14,8 +14,11 @@ mod ask;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::base::sync;
 use crate::error::AskError;
 
+#[cfg(loom)]
+pub(crate) use ask::cached_slots;
 pub use ask::Ask;
 pub(crate) use ask::{slot, Slot};
 
@@ -27,7 +30,7 @@ pub struct ReplyTo<R> {
 
 enum Route<R> {
     Nobody,
-    Ask(Arc<Slot<R>>),
+    Ask(sync::Arc<Slot<R>>),
     Actor(Arc<dyn ReplySink<R>>),
 }
 
@@ -55,7 +58,7 @@ impl<R> ReplyTo<R> {
         }
     }
 
-    pub(crate) fn ask(slot: Arc<Slot<R>>) -> Self {
+    pub(crate) fn ask(slot: sync::Arc<Slot<R>>) -> Self {
         ReplyTo {
             route: Route::Ask(slot),
         }

@@ -10,13 +10,13 @@
 pub(crate) mod placement;
 pub(crate) mod spawn;
 
+use crate::base::sync::{AtomicBool, Ordering};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use crate::base::sync::{Condvar, Mutex};
 
 use crate::actor::traits::Actor;
 use crate::base::clock::Clock;
@@ -93,9 +93,12 @@ impl Done {
         let mut finished = self.finished.lock();
         while !*finished {
             match deadline {
-                None => self.cv.wait(&mut finished),
+                None => finished = self.cv.wait(finished),
                 Some(d) => {
-                    if self.cv.wait_until(&mut finished, d).timed_out() {
+                    let left = d.saturating_duration_since(Instant::now());
+                    let (guard, timed_out) = self.cv.wait_timeout(finished, left);
+                    finished = guard;
+                    if timed_out {
                         return *finished;
                     }
                 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the guide (book/) with mdBook and fails on broken links or on any
 # warning mdBook prints. The guide's Rust samples are compiled separately,
-# as doctests of the runtime crate (kaspar/src/guide.rs), by
+# as doctests of the runtime crate (the `guide` module in kaspar/src/lib.rs), by
 # `cargo test --workspace`.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

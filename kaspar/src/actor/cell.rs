@@ -166,7 +166,9 @@ impl<A: Actor> ActorCell<A> {
                 return Err(Refusal::Cycle(chain));
             }
         };
-        let fresh = if self.lock.held_by(me) {
+        let fresh = if self.lock.try_acquire(me) {
+            true
+        } else if self.lock.held_by(me) {
             // Nested entry. The chain check above proved this actor's state
             // is not borrowed as `&mut` on this thread. A per-actor lock of
             // an `Exclusive` actor held by this thread would contradict the
@@ -177,8 +179,6 @@ impl<A: Actor> ActorCell<A> {
                 return Err(Refusal::Cycle(chain::snapshot()));
             }
             false
-        } else if self.lock.try_acquire(me) {
-            true
         } else {
             // Waiting: take the frame off while blocked, so the deadlock
             // registry records only what this thread actually holds.

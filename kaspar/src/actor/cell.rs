@@ -84,14 +84,32 @@ struct StateCell<A>(UnsafeCell<A>);
 unsafe impl<A: Send> Sync for StateCell<A> {}
 
 /// Proof that the calling thread holds an actor's lock and has its frame on
-/// the call chain. Dropping it pops the frame and, if this entry took the
-/// lock, releases it.
+/// the call chain. Dropping it pops the frame. (The lock, if this entry
+/// took it, is released by a [`Release`] that outlives the `Entered`.)
 pub(crate) struct Entered<'a, A: Actor> {
     cell: &'a ActorCell<A>,
-    fresh: bool,
-    /// Whether this entry runs a handler (counted) or a lifecycle hook.
-    counted: bool,
     _frame: ChainGuard,
+}
+
+/// Releases a lock that this thread acquired for one entry, when dropped
+/// (also on unwind). Kept apart from [`Entered`], which handlers borrow
+/// through a `catch_unwind`: the compiler sees that nothing can change
+/// whether this entry releases, so the uncontended path has no flag to
+/// test.
+struct Release<'a> {
+    lock: &'a ActorLock,
+    /// Released by the thread that acquired it.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for Release<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: a `Release` is made only right after this thread acquired
+        // `lock` for one entry (`enter_with`, `enter_after_wait`); it is not
+        // `Send`, so it is dropped on that thread, and it releases once.
+        unsafe { self.lock.release() };
+    }
 }
 
 impl<A: Actor> ActorCell<A> {
@@ -148,58 +166,110 @@ impl<A: Actor> ActorCell<A> {
         Frame::new(self.id, class, names)
     }
 
-    /// Enters the actor to run the handler of `class` (see module docs).
+    /// Enters the actor to run the handler of `class` (see module docs) and
+    /// runs `f` under the entry; the entry ends when `f` returns.
+    ///
+    /// `f` is inlined once per way in: a fresh acquisition, a nested entry
+    /// (this thread already holds the lock: a group member called from its
+    /// group, or a reentrant actor), and, out of line, an entry after
+    /// waiting. Each copy knows statically whether it releases the lock, so
+    /// the uncontended path carries no "did I take it?" flag.
+    ///
+    /// `carry` (the message) moves into `f` on entry, and comes back with
+    /// the refusal otherwise.
     #[inline(always)]
-    pub(crate) fn enter(
+    pub(crate) fn enter_with<C, R>(
         &self,
         class: ClassId,
         policy: CyclePolicy,
         wait: Wait,
-    ) -> Result<Entered<'_, A>, Refusal> {
+        carry: C,
+        f: impl FnOnce(&mut Entered<'_, A>, C) -> R,
+    ) -> Result<R, (Refusal, C)> {
         let reentrant = <A::Access as AccessMode>::REENTRANT;
         // The frame goes on the chain before the lock is tried; a refused
         // entry drops the guard, which pops it again.
-        let (me, mut frame) = match chain::enter(self.frame(class), reentrant, policy) {
+        let (me, frame) = match chain::enter(self.frame(class), reentrant, policy) {
             Ok(entry) => entry,
-            Err(chain) => {
-                SharedCounters::bump(&self.stats.shared.cycles);
-                return Err(Refusal::Cycle(chain));
-            }
+            Err(chain) => return Err((self.cycle(chain), carry)),
         };
-        let fresh = if self.lock.try_acquire(me) {
-            true
-        } else if self.lock.held_by(me) {
+        if self.lock.try_acquire(me) {
+            let _release = Release {
+                lock: &self.lock,
+                _not_send: PhantomData,
+            };
+            return self.run_entered(frame, class, carry, f);
+        }
+        if self.lock.held_by(me) {
             // Nested entry. The chain check above proved this actor's state
             // is not borrowed as `&mut` on this thread. A per-actor lock of
             // an `Exclusive` actor held by this thread would contradict the
             // chain invariant; refuse rather than trust it.
             if !(self.lock.is_group() || reentrant) {
                 drop(frame);
-                SharedCounters::bump(&self.stats.shared.cycles);
-                return Err(Refusal::Cycle(chain::snapshot()));
+                return Err((self.cycle(chain::snapshot()), carry));
             }
-            false
-        } else {
-            // Waiting: take the frame off while blocked, so the deadlock
-            // registry records only what this thread actually holds.
-            drop(frame);
-            self.wait_for_lock(me, wait)?;
-            frame = chain::push(self.frame(class));
-            true
+            return self.run_entered(frame, class, carry, f);
+        }
+        self.enter_after_wait(me, frame, class, wait, carry, f)
+    }
+
+    /// [`enter_with`](Self::enter_with) for a caller that finds the lock
+    /// held by another thread: the wait strategy, preceded by the deadlock
+    /// check.
+    #[cold]
+    #[inline(never)]
+    fn enter_after_wait<C, R>(
+        &self,
+        me: usize,
+        frame: ChainGuard,
+        class: ClassId,
+        wait: Wait,
+        carry: C,
+        f: impl FnOnce(&mut Entered<'_, A>, C) -> R,
+    ) -> Result<R, (Refusal, C)> {
+        // Take the frame off while blocked, so the deadlock registry
+        // records only what this thread actually holds.
+        drop(frame);
+        if let Err(refusal) = self.wait_for_lock(me, wait) {
+            return Err((refusal, carry));
+        }
+        let _release = Release {
+            lock: &self.lock,
+            _not_send: PhantomData,
         };
+        let frame = chain::push(self.frame(class));
+        self.run_entered(frame, class, carry, f)
+    }
+
+    /// The entry proper, once the lock is this thread's: the flags check,
+    /// the count, `f`.
+    #[inline(always)]
+    fn run_entered<C, R>(
+        &self,
+        frame: ChainGuard,
+        class: ClassId,
+        carry: C,
+        f: impl FnOnce(&mut Entered<'_, A>, C) -> R,
+    ) -> Result<R, (Refusal, C)> {
         let mut entered = Entered {
             cell: self,
-            fresh,
-            counted: class != ClassId::LIFECYCLE,
             _frame: frame,
         };
         let flags = self.flags.load(Ordering::Relaxed);
         if flags != 0 && !entered.admit(flags) {
-            // Dropping the entry pops the frame and releases a fresh lock.
-            entered.counted = false;
-            return Err(Refusal::Closed);
+            // Dropping the entry pops the frame (and the caller's `Release`
+            // lets go of a lock this entry took).
+            return Err((Refusal::Closed, carry));
         }
-        Ok(entered)
+        entered.count(class);
+        Ok(f(&mut entered, carry))
+    }
+
+    #[cold]
+    fn cycle(&self, chain: CallChain) -> Refusal {
+        SharedCounters::bump(&self.stats.shared.cycles);
+        Refusal::Cycle(chain)
     }
 
     #[cold]
@@ -243,12 +313,12 @@ impl<A: Actor> ActorCell<A> {
             std::ptr::eq(held.lock, &*self.lock),
             "kaspar: run loop entered an actor under a lock that is not its own"
         );
-        Entered {
+        let entered = Entered {
             cell: self,
-            fresh: false,
-            counted: class != ClassId::LIFECYCLE,
             _frame: chain::push(self.frame(class)),
-        }
+        };
+        entered.count(class);
+        entered
     }
 
     /// Marks the actor stopped; later entries get `Closed`.
@@ -328,6 +398,18 @@ impl<'a, A: Actor> Entered<'a, A> {
         self.flags() & HALTED == 0
     }
 
+    /// Counts a handler entry (not a lifecycle hook) in `handled`. Counted
+    /// as the handler starts, in every mode: a reply cannot reach its
+    /// caller before the count includes its message, and the handler sees
+    /// itself counted whichever way it was reached. `class` is a constant
+    /// at every call site, so the test folds away.
+    #[inline(always)]
+    fn count(&self, class: ClassId) {
+        if class != ClassId::LIFECYCLE {
+            self.cell.stats.locked.handled();
+        }
+    }
+
     /// The cell this entry holds.
     pub(crate) fn cell(&self) -> &'a ActorCell<A> {
         self.cell
@@ -382,22 +464,6 @@ impl<'a, A: Actor> Entered<'a, A> {
     }
 }
 
-impl<A: Actor> Drop for Entered<'_, A> {
-    #[inline]
-    fn drop(&mut self) {
-        if self.counted {
-            self.cell.stats.locked.handled();
-        }
-        if self.fresh {
-            // SAFETY: `fresh` is set only when `enter` acquired the lock on
-            // this thread for this entry (an `Entered` holds a `ChainGuard`,
-            // which is not `Send`, so it is dropped on that thread); it is
-            // released here, once, when the entry ends.
-            unsafe { self.cell.lock.release() };
-        }
-    }
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -442,21 +508,37 @@ mod tests {
         }
     }
 
+    /// Enters `cell` for a `Ping` and returns what `f` saw.
+    fn enter<T>(
+        cell: &ActorCell<Counter>,
+        class: ClassId,
+        policy: CyclePolicy,
+        wait: Wait,
+        f: impl FnOnce(&mut Entered<'_, Counter>) -> T,
+    ) -> Result<T, Refusal> {
+        cell.enter_with(class, policy, wait, (), |entered, ()| f(entered))
+            .map_err(|(refusal, ())| refusal)
+    }
+
     #[test]
-    fn an_entry_takes_the_lock_pushes_a_frame_and_undoes_both_on_drop() {
+    fn an_entry_takes_the_lock_pushes_a_frame_and_undoes_both_after() {
         let cell = cell();
         let me = chain::thread_token();
-        {
-            let mut entered = cell
-                .enter(PING, CyclePolicy::Conservative, Wait::Try)
-                .ok()
-                .unwrap();
-            assert!(cell.lock.held_by(me));
-            assert_eq!(chain::snapshot().len(), 1);
-            crate::actor::traits::exclusive_ref::<Counter>(entered.access()).seen += 1;
-        }
-        assert_eq!(cell.lock.owner(), 0, "released on drop");
-        assert!(chain::snapshot().is_empty(), "frame popped on drop");
+        enter(
+            &cell,
+            PING,
+            CyclePolicy::Conservative,
+            Wait::Try,
+            |entered| {
+                assert!(cell.lock.held_by(me));
+                assert_eq!(chain::snapshot().len(), 1);
+                crate::actor::traits::exclusive_ref::<Counter>(entered.access()).seen += 1;
+            },
+        )
+        .ok()
+        .unwrap();
+        assert_eq!(cell.lock.owner(), 0, "released after the entry");
+        assert!(chain::snapshot().is_empty(), "frame popped after the entry");
         assert_eq!(
             cell.stats.snapshot().handled,
             1,
@@ -469,17 +551,19 @@ mod tests {
     #[test]
     fn a_second_entry_on_the_same_thread_is_a_cycle_and_leaves_the_lock_alone() {
         let cell = cell();
-        let outer = cell
-            .enter(PING, CyclePolicy::Conservative, Wait::Park)
-            .ok()
-            .unwrap();
-        let owner = cell.lock.owner();
-        for policy in [CyclePolicy::Conservative, CyclePolicy::Permissive] {
-            assert_eq!(refusal(cell.enter(PING, policy, Wait::Park)), "cycle");
-            assert_eq!(cell.lock.owner(), owner, "still held by the outer entry");
-            assert_eq!(chain::snapshot().len(), 1, "the refused frame was popped");
-        }
-        drop(outer);
+        enter(&cell, PING, CyclePolicy::Conservative, Wait::Park, |_| {
+            let owner = cell.lock.owner();
+            for policy in [CyclePolicy::Conservative, CyclePolicy::Permissive] {
+                assert_eq!(
+                    refusal(enter(&cell, PING, policy, Wait::Park, |_| ())),
+                    "cycle"
+                );
+                assert_eq!(cell.lock.owner(), owner, "still held by the outer entry");
+                assert_eq!(chain::snapshot().len(), 1, "the refused frame was popped");
+            }
+        })
+        .ok()
+        .unwrap();
         assert_eq!(cell.stats.snapshot().cycles, 2);
         assert_eq!(cell.stats.snapshot().handled, 1);
     }
@@ -491,28 +575,24 @@ mod tests {
         let (held_tx, held_rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
         let t = std::thread::spawn(move || {
-            let _entered = holder
-                .enter(PING, CyclePolicy::Conservative, Wait::Park)
-                .ok()
-                .unwrap();
-            held_tx.send(()).unwrap();
-            done_rx.recv().unwrap();
+            enter(&holder, PING, CyclePolicy::Conservative, Wait::Park, |_| {
+                held_tx.send(()).unwrap();
+                done_rx.recv().unwrap();
+            })
+            .ok()
+            .unwrap();
         });
         held_rx.recv().unwrap();
-        assert_eq!(
-            refusal(cell.enter(PING, CyclePolicy::Conservative, Wait::Try)),
-            "busy"
-        );
+        let busy = enter(&cell, PING, CyclePolicy::Conservative, Wait::Try, |_| ());
+        assert_eq!(refusal(busy), "busy");
         assert!(
             chain::snapshot().is_empty(),
             "a refused entry leaves no frame"
         );
         done_tx.send(()).unwrap();
         t.join().unwrap();
-        assert_eq!(
-            refusal(cell.enter(PING, CyclePolicy::Conservative, Wait::Try)),
-            "entered"
-        );
+        let free = enter(&cell, PING, CyclePolicy::Conservative, Wait::Try, |_| ());
+        assert_eq!(refusal(free), "entered");
     }
 
     #[test]
@@ -522,10 +602,10 @@ mod tests {
             let held = cell.hold();
             cell.mark_stopped(&held);
         }
-        assert_eq!(
-            refusal(cell.enter(PING, CyclePolicy::Conservative, Wait::Park)),
-            "closed"
-        );
+        let ran = enter(&cell, PING, CyclePolicy::Conservative, Wait::Park, |_| {
+            panic!("a stopped actor's handler ran")
+        });
+        assert_eq!(refusal(ran), "closed");
         assert_eq!(cell.lock.owner(), 0);
         assert!(chain::snapshot().is_empty());
         assert_eq!(
@@ -538,7 +618,15 @@ mod tests {
     #[test]
     fn a_lifecycle_entry_is_not_counted_as_handled() {
         let cell = cell();
-        drop(cell.enter(ClassId::LIFECYCLE, CyclePolicy::Conservative, Wait::Park));
+        enter(
+            &cell,
+            ClassId::LIFECYCLE,
+            CyclePolicy::Conservative,
+            Wait::Park,
+            |_| (),
+        )
+        .ok()
+        .unwrap();
         assert_eq!(cell.stats.snapshot().handled, 0);
     }
 

@@ -47,28 +47,20 @@ impl ClassId {
     }
 }
 
-/// A fresh thread token: nonzero, never handed out twice. The call chain
-/// (`guard::chain`) keeps the current thread's token in its thread-local
-/// state and names lock owners and wait-for entries by it.
-#[cold]
-pub(crate) fn next_thread_token() -> usize {
-    static NEXT: AtomicUsize = AtomicUsize::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
 /// A per-thread number for spreading threads over the lanes of a sharded
 /// queue: stable for the life of the thread, distinct between live threads.
-/// Kept apart from the call chain's token so the mailbox layer does not
-/// reach into the cycle detector.
+/// (The call chain names threads by its own token, `guard::chain::
+/// thread_token`; the mailbox layer does not reach into the guard layer.)
 #[inline]
 pub(crate) fn thread_key() -> usize {
     use std::cell::Cell;
     thread_local! {
         static KEY: Cell<usize> = const { Cell::new(0) };
     }
+    static NEXT: AtomicUsize = AtomicUsize::new(1);
     KEY.with(|key| match key.get() {
         0 => {
-            let fresh = next_thread_token();
+            let fresh = NEXT.fetch_add(1, Ordering::Relaxed);
             key.set(fresh);
             fresh
         }

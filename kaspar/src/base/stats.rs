@@ -16,7 +16,9 @@ use crossbeam_utils::CachePadded;
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 #[non_exhaustive]
 pub struct ActorStats {
-    /// Handlers run to completion or panic, in every mode.
+    /// Handlers entered, in every mode (each runs to completion or
+    /// panics). Counted as the handler starts, so a caller that has seen a
+    /// reply also sees its message counted.
     pub handled: u64,
     /// `fast_send_void` calls that ran inline.
     pub void_inline: u64,

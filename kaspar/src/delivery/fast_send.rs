@@ -159,27 +159,29 @@ impl<A: Actor> Call<'_, A> {
         A: Handler<M>,
     {
         let cell = &self.addr.cell;
-        match cell.enter(<A as Handler<M>>::CLASS, self.policy, Wait::Try) {
-            Ok(mut entered) => {
-                let mut ctx = Ctx::new(cell);
-                let run = catch_unwind(AssertUnwindSafe(|| {
-                    <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
-                }));
-                // Counted after the handler (still under the lock), so a
-                // handler reading its own stats cannot see how it was reached.
-                cell.stats.locked.void_inline();
-                if let Err(payload) = run {
-                    restart::on_panic(&mut entered, <A as Handler<M>>::CLASS, payload);
-                }
-                Ok(Delivered::Inline)
+        let class = <A as Handler<M>>::CLASS;
+        // The message moves into the entry only once entry succeeded; a
+        // refusal hands it back to be queued instead.
+        let inline = cell.enter_with(class, self.policy, Wait::Try, msg, |entered, msg| {
+            let mut ctx = Ctx::new(cell);
+            let run = catch_unwind(AssertUnwindSafe(|| {
+                <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
+            }));
+            // Counted after the handler (still under the lock), so a
+            // handler reading its own stats cannot see how it was reached.
+            cell.stats.locked.void_inline();
+            if let Err(payload) = run {
+                restart::on_panic(entered, class, payload);
             }
-            Err(Refusal::Closed) => Err(SendError::Closed(msg)),
-            Err(Refusal::Busy | Refusal::Cycle(_) | Refusal::Deadlock(_)) => {
-                self.addr.send(msg)?;
-                SharedCounters::bump(&cell.stats.shared.void_queued);
-                Ok(Delivered::Queued)
-            }
-        }
+        });
+        let msg = match inline {
+            Ok(()) => return Ok(Delivered::Inline),
+            Err((Refusal::Closed, msg)) => return Err(SendError::Closed(msg)),
+            Err((Refusal::Busy | Refusal::Cycle(_) | Refusal::Deadlock(_), msg)) => msg,
+        };
+        self.addr.send(msg)?;
+        SharedCounters::bump(&cell.stats.shared.void_queued);
+        Ok(Delivered::Queued)
     }
 
     #[inline(always)]
@@ -188,23 +190,23 @@ impl<A: Actor> Call<'_, A> {
         A: Handler<M>,
     {
         let cell = &self.addr.cell;
-        let mut entered = match cell.enter(<A as Handler<M>>::CLASS, self.policy, wait) {
-            Ok(entered) => entered,
-            Err(refusal) => return Err(self.refused(refusal, msg)),
-        };
-        let mut ctx = Ctx::new(cell);
-        let run = catch_unwind(AssertUnwindSafe(|| {
-            <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
-        }));
-        match run {
-            Ok(reply) => Ok(reply),
-            Err(payload) => {
+        let class = <A as Handler<M>>::CLASS;
+        let run = cell.enter_with(class, self.policy, wait, msg, |entered, msg| {
+            let mut ctx = Ctx::new(cell);
+            let run = catch_unwind(AssertUnwindSafe(|| {
+                <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
+            }));
+            run.map_err(|payload| {
                 // Supervision runs under this entry, before the lock goes.
-                restart::on_panic(&mut entered, <A as Handler<M>>::CLASS, payload);
-                Err(FastSendError::Panicked {
-                    target: cell.target(),
-                })
-            }
+                restart::on_panic(entered, class, payload);
+            })
+        });
+        match run {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(())) => Err(FastSendError::Panicked {
+                target: cell.target(),
+            }),
+            Err((refusal, msg)) => Err(self.refused(refusal, msg)),
         }
     }
 

@@ -13,7 +13,7 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 
-use crate::base::ids::{self, ActorId, ClassId};
+use crate::base::ids::{ActorId, ClassId};
 
 /// Which repeats in the call chain count as a cycle.
 ///
@@ -164,34 +164,63 @@ const NO_NAMES: &FrameNames = &FrameNames {
     actor: "",
     classes: &[],
 };
-const EMPTY: Frame = Frame {
-    actor: ActorId(0),
-    class: ClassId::LIFECYCLE,
-    names: NO_NAMES,
-};
+
+/// One frame of the inline chain, a cell per field: a push is three plain
+/// stores straight into thread-local storage, with no frame built on the
+/// stack first and copied.
+struct FrameSlot {
+    actor: Cell<ActorId>,
+    class: Cell<ClassId>,
+    names: Cell<&'static FrameNames>,
+}
+
+impl FrameSlot {
+    const fn empty() -> FrameSlot {
+        FrameSlot {
+            actor: Cell::new(ActorId(0)),
+            class: Cell::new(ClassId::LIFECYCLE),
+            names: Cell::new(NO_NAMES),
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self) -> Frame {
+        Frame {
+            actor: self.actor.get(),
+            class: self.class.get(),
+            names: self.names.get(),
+        }
+    }
+
+    #[inline(always)]
+    fn set(&self, actor: ActorId, class: ClassId, names: &'static FrameNames) {
+        self.actor.set(actor);
+        self.class.set(class);
+        self.names.set(names);
+    }
+}
 
 /// What the runtime keeps per thread. Nothing in it needs dropping, so the
 /// thread-local is a plain, constant-initialised slot: reaching it costs no
-/// lazy-initialisation check.
+/// lazy-initialisation check, and its address is fixed for the life of the
+/// thread (which is what makes it this thread's token).
 struct ThreadState {
-    /// Nonzero token naming this thread in lock owner fields and the
-    /// wait-for registry; assigned on first use.
-    token: Cell<usize>,
     /// Frames on the chain.
     len: Cell<usize>,
     /// The first `INLINE_FRAMES` frames, outermost first.
-    frames: [Cell<Frame>; INLINE_FRAMES],
+    frames: [FrameSlot; INLINE_FRAMES],
 }
 
 thread_local! {
     static THREAD: ThreadState = const {
         ThreadState {
-            token: Cell::new(0),
             len: Cell::new(0),
-            frames: [const { Cell::new(EMPTY) }; INLINE_FRAMES],
+            frames: [const { FrameSlot::empty() }; INLINE_FRAMES],
         }
     };
-    /// Frames past `INLINE_FRAMES` (a chain that deep is rare).
+    /// Frames past `INLINE_FRAMES` (a chain that deep is rare). Holds at
+    /// least `len - INLINE_FRAMES` entries; a pop only lowers `len`, and
+    /// the next push past the array drops what lies above it.
     static SPILL: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -216,36 +245,23 @@ fn this_thread() -> &'static ThreadState {
     unsafe { &*state }
 }
 
-/// This thread's token (nonzero).
-#[inline]
+/// This thread's token: the address of its chain, nonzero and distinct
+/// from every other live thread's. It names the thread in lock owner words
+/// and in the wait-for registry. A token is reused only after its thread
+/// has exited, and an exited thread holds no lock and waits for nothing.
+#[inline(always)]
 pub(crate) fn thread_token() -> usize {
-    token_of(this_thread())
+    this_thread() as *const ThreadState as usize
 }
 
 #[inline(always)]
-fn token_of(t: &ThreadState) -> usize {
-    let tok = t.token.get();
-    if tok != 0 {
-        tok
-    } else {
-        assign_token(t)
-    }
-}
-
-#[cold]
-fn assign_token(t: &ThreadState) -> usize {
-    let tok = ids::next_thread_token();
-    t.token.set(tok);
-    tok
-}
-
-#[inline(always)]
-fn push_in(t: &ThreadState, frame: Frame) {
-    let len = t.len.get();
+fn push_in(t: &ThreadState, len: usize, frame: Frame) {
+    // Field by field, so the compiler writes the frame straight into the
+    // slot instead of building it on the stack and copying it.
     if len < INLINE_FRAMES {
-        t.frames[len].set(frame);
+        t.frames[len].set(frame.actor, frame.class, frame.names);
     } else {
-        spill_push(frame);
+        spill_push(len - INLINE_FRAMES, frame.actor, frame.class, frame.names);
     }
     t.len.set(len + 1);
 }
@@ -254,20 +270,20 @@ fn frames_of(t: &ThreadState) -> Vec<Frame> {
     let len = t.len.get();
     let mut out: Vec<Frame> = t.frames[..len.min(INLINE_FRAMES)]
         .iter()
-        .map(Cell::get)
+        .map(FrameSlot::get)
         .collect();
     if len > INLINE_FRAMES {
-        SPILL.with(|s| out.extend_from_slice(&s.borrow()));
+        SPILL.with(|s| out.extend_from_slice(&s.borrow()[..len - INLINE_FRAMES]));
     }
     out
 }
 
 /// The cycle check and the frame push in one visit to thread-local storage
-/// (inlined into each delivery so the frame is built in place):
-/// on success returns this thread's token and the guard that pops `frame`.
+/// (inlined into each delivery so the frame is written in place): on
+/// success returns this thread's token and the guard that pops the frame.
 ///
 /// `reentrant` is whether the target's handlers take `&self`. Returns the
-/// chain snapshot (without `frame`) when the entry is refused.
+/// chain snapshot (without the new frame) when the entry is refused.
 #[inline(always)]
 pub(crate) fn enter(
     frame: Frame,
@@ -275,47 +291,55 @@ pub(crate) fn enter(
     policy: CyclePolicy,
 ) -> Result<(usize, ChainGuard), CallChain> {
     let by_pair = reentrant && policy == CyclePolicy::Permissive;
-    // The rare paths (a deep chain, a refusal, the first call on a thread)
-    // are out of line.
+    // The rare paths (a deep chain, a refusal) are out of line.
     let t = this_thread();
     let len = t.len.get();
-    if len != 0 && on_chain(t, len, &frame, by_pair) {
+    if len != 0 && on_chain(t, len, frame.actor, frame.class, by_pair) {
         return Err(snapshot());
     }
-    if len < INLINE_FRAMES {
-        t.frames[len].set(frame);
-    } else {
-        spill_push(frame);
-    }
-    t.len.set(len + 1);
+    push_in(t, len, frame);
     Ok((
-        token_of(t),
+        t as *const ThreadState as usize,
         ChainGuard {
             _not_send: std::marker::PhantomData,
         },
     ))
 }
 
-/// Whether `frame`'s key is already on the chain of `len` frames.
+/// Whether the key (`actor`, and `class` if `by_pair`) is already on the
+/// chain of `len` frames.
 #[inline(always)]
-fn on_chain(t: &ThreadState, len: usize, frame: &Frame, by_pair: bool) -> bool {
-    let hit = |f: &Frame| f.actor == frame.actor && (!by_pair || f.class == frame.class);
+fn on_chain(t: &ThreadState, len: usize, actor: ActorId, class: ClassId, by_pair: bool) -> bool {
+    let hit = |f: &Frame| f.actor == actor && (!by_pair || f.class == class);
     t.frames[..len.min(INLINE_FRAMES)]
         .iter()
-        .any(|f| hit(&f.get()))
-        || (len > INLINE_FRAMES && spill_hit(&hit))
+        .any(|slot| slot.actor.get() == actor && (!by_pair || slot.class.get() == class))
+        || (len > INLINE_FRAMES && spill_hit(len - INLINE_FRAMES, &hit))
 }
 
 #[cold]
 #[inline(never)]
-fn spill_hit(hit: &dyn Fn(&Frame) -> bool) -> bool {
-    SPILL.with(|s| s.borrow().iter().any(hit))
+fn spill_hit(live: usize, hit: &dyn Fn(&Frame) -> bool) -> bool {
+    SPILL.with(|s| s.borrow()[..live].iter().any(hit))
 }
 
+/// Pushes `frame` as spilled frame number `at`, dropping stale frames that
+/// earlier pops left above it.
+///
+/// Takes the frame's fields, not a `Frame`: a by-value `Frame` argument
+/// would make every caller build the frame in memory for this cold call.
 #[cold]
 #[inline(never)]
-fn spill_push(frame: Frame) {
-    SPILL.with(|s| s.borrow_mut().push(frame));
+fn spill_push(at: usize, actor: ActorId, class: ClassId, names: &'static FrameNames) {
+    SPILL.with(|s| {
+        let mut s = s.borrow_mut();
+        s.truncate(at);
+        s.push(Frame {
+            actor,
+            class,
+            names,
+        });
+    });
 }
 
 /// A copy of this thread's chain.
@@ -329,19 +353,14 @@ pub(crate) fn snapshot() -> CallChain {
 /// Pushes a frame; the returned guard pops it on drop (also on unwind).
 #[inline]
 pub(crate) fn push(frame: Frame) -> ChainGuard {
-    push_in(this_thread(), frame);
+    let t = this_thread();
+    push_in(t, t.len.get(), frame);
     ChainGuard {
         _not_send: std::marker::PhantomData,
     }
 }
 
-#[cold]
-#[inline(never)]
-fn spill_pop() {
-    let _ = SPILL.try_with(|s| s.borrow_mut().pop());
-}
-
-/// Pops the frame pushed by [`push`] when dropped.
+/// Pops the frame pushed by [`push`] or [`enter`] when dropped.
 pub(crate) struct ChainGuard {
     _not_send: std::marker::PhantomData<*const ()>,
 }
@@ -349,12 +368,10 @@ pub(crate) struct ChainGuard {
 impl Drop for ChainGuard {
     #[inline(always)]
     fn drop(&mut self) {
+        // A spilled frame stays in `SPILL` until the next spilling push
+        // overwrites it: popping is one decrement.
         let t = this_thread();
-        let len = t.len.get() - 1;
-        t.len.set(len);
-        if len >= INLINE_FRAMES {
-            spill_pop();
-        }
+        t.len.set(t.len.get() - 1);
     }
 }
 

@@ -10,7 +10,9 @@
 //!   takes the ring before the overflow;
 //! * the ring never grows past its initial capacity, so in steady state (a
 //!   backlog below `capacity`) neither push nor pop allocates; the overflow
-//!   absorbs bursts and gives its memory back once drained;
+//!   absorbs bursts and keeps its memory once drained, so a burst no larger
+//!   than the largest one before allocates nothing either. The price is
+//!   memory: a mailbox holds on to room for its largest burst;
 //! * `sleeping` is set only by the consumer, only under the lock, and only
 //!   while the queue is empty and open; a push that finds it set is the push
 //!   that made the queue non-empty, and it notifies. No wakeup is lost
@@ -103,13 +105,10 @@ impl<T> State<T> {
         let from_ring = self.ring.len().min(max);
         out.extend(self.ring.drain(..from_ring));
         let from_overflow = self.overflow.len().min(max - from_ring);
-        if from_overflow > 0 {
-            out.extend(self.overflow.drain(..from_overflow));
-            if self.overflow.is_empty() && self.overflow.capacity() > self.capacity {
-                // The burst is over; give its memory back.
-                self.overflow = VecDeque::new();
-            }
-        }
+        // The overflow keeps its capacity once drained: the next burst of
+        // the same size allocates nothing (it used to be freed after every
+        // burst and allocated again by the next).
+        out.extend(self.overflow.drain(..from_overflow));
         from_ring + from_overflow
     }
 }

@@ -37,8 +37,14 @@
 //! * **S4 (each message dropped once).** A message is moved out by the
 //!   consumer (which then frees the slot), or by `Drop`, which walks the
 //!   published slots from `head`; never both.
-//! * Positions wrap after 2^62 pushes; at one push per nanosecond that is
-//!   more than a century.
+//! * **S5 (one position space).** Positions, and every `seq` and `head`
+//!   derived from them, live modulo `2^(usize::BITS - 2)` (the room left in
+//!   `tail` beside its two flags): all arithmetic on them is masked with
+//!   `POS_MASK`, and "behind" is read as a signed distance in that space.
+//!   The space is a multiple of `cap`, so a position's slot is the same
+//!   before and after a wrap. A wrap comes after 2^30 pushes on a 32-bit
+//!   target (seconds of traffic) and 2^62 on a 64-bit one; both are
+//!   ordinary operation, tested by starting a ring just before the wrap.
 //!
 //! A reserved slot is not yet visible until its producer publishes it. A
 //! consumer that finds the next slot reserved but unpublished yields until
@@ -61,6 +67,20 @@ const SLEEPING: usize = 1;
 const CLOSED: usize = 2;
 /// `tail >> SHIFT` is the next position to fill.
 const SHIFT: u32 = 2;
+/// Positions wrap at `POS_MASK + 1` (invariant S5).
+const POS_MASK: usize = usize::MAX >> SHIFT;
+
+/// `a + b` in position space (S5).
+#[inline(always)]
+fn pos_add(a: usize, b: usize) -> usize {
+    a.wrapping_add(b) & POS_MASK
+}
+
+/// `a - b` in position space (S5), in `0..=POS_MASK`.
+#[inline(always)]
+fn pos_sub(a: usize, b: usize) -> usize {
+    a.wrapping_sub(b) & POS_MASK
+}
 
 /// How many times a producer retries a full ring, yielding between tries,
 /// before it sleeps until the consumer frees space (`WhenFull::Wait`).
@@ -133,16 +153,25 @@ impl<T> LockFreeMpsc<T> {
     /// A ring of `capacity` slots (rounded up to a power of two, at least
     /// 2), allocated here and never again.
     pub fn new(capacity: usize, when_full: WhenFull) -> Self {
+        Self::starting_at(0, capacity, when_full)
+    }
+
+    /// A ring whose first position is `start` (tests start just before the
+    /// position space wraps, S5).
+    fn starting_at(start: usize, capacity: usize, when_full: WhenFull) -> Self {
         let cap = capacity.max(2).next_power_of_two();
+        let start = start & POS_MASK;
         LockFreeMpsc {
-            tail: CachePadded::new(AtomicUsize::new(0)),
+            tail: CachePadded::new(AtomicUsize::new(start << SHIFT)),
             consumer: CachePadded::new(Consumer {
-                head: AtomicUsize::new(0),
+                head: AtomicUsize::new(start),
                 consuming: AtomicBool::new(false),
             }),
+            // Slot `i` is first used by the position in `start..start + cap`
+            // that it holds; it is free for exactly that position.
             slots: (0..cap)
                 .map(|i| Slot {
-                    seq: AtomicUsize::new(i),
+                    seq: AtomicUsize::new(pos_add(start, pos_sub(i, start) & (cap - 1))),
                     value: UnsafeCell::new(MaybeUninit::uninit()),
                 })
                 .collect(),
@@ -183,9 +212,11 @@ impl<T> LockFreeMpsc<T> {
             // Acquire pairs with the consumer's Release when it freed the
             // slot: its read of the old message happens-before our write.
             let seq = slot.seq.load(Ordering::Acquire);
-            let lag = seq.wrapping_sub(pos) as isize;
+            // Signed distance in position space (S5): `seq` behind `pos`
+            // is a slot still full from the last lap.
+            let lag = (pos_sub(seq, pos) << SHIFT) as isize;
             if lag == 0 {
-                let next = pos.wrapping_add(1) << SHIFT;
+                let next = pos_add(pos, 1) << SHIFT;
                 // The new word drops `SLEEPING`: if it was set, this
                 // reservation takes the duty to unpark. AcqRel orders the
                 // reservation against the consumer's `SLEEPING` update on
@@ -203,12 +234,12 @@ impl<T> LockFreeMpsc<T> {
                             unsafe { (*p).write(msg) };
                         });
                         // Release publishes the write (S2).
-                        slot.seq.store(pos.wrapping_add(1), Ordering::Release);
+                        slot.seq.store(pos_add(pos, 1), Ordering::Release);
                         if t & SLEEPING != 0 {
                             self.parker.unpark();
                         }
                         let head = self.consumer.head.load(Ordering::Relaxed);
-                        return Ok(pos.wrapping_add(1).wrapping_sub(head).min(self.capacity()));
+                        return Ok(pos_sub(pos_add(pos, 1), head).min(self.capacity()));
                     }
                     Err(actual) => t = actual,
                 }
@@ -327,7 +358,7 @@ impl<T> LockFreeMpsc<T> {
         while taken < max {
             let slot = &self.slots[head & self.mask];
             // Acquire pairs with the producer's publishing Release (S2).
-            if slot.seq.load(Ordering::Acquire) != head.wrapping_add(1) {
+            if slot.seq.load(Ordering::Acquire) != pos_add(head, 1) {
                 break;
             }
             let msg = slot.value.with(|p| {
@@ -341,8 +372,8 @@ impl<T> LockFreeMpsc<T> {
             // Release: our read of the message happens-before the next
             // lap's producer writes this slot (S1).
             slot.seq
-                .store(head.wrapping_add(self.capacity()), Ordering::Release);
-            head = head.wrapping_add(1);
+                .store(pos_add(head, self.capacity()), Ordering::Release);
+            head = pos_add(head, 1);
             taken += 1;
             out.push(msg);
         }
@@ -376,7 +407,7 @@ impl<T> LockFreeMpsc<T> {
     pub fn len(&self) -> usize {
         let tail = self.tail.load(Ordering::Acquire) >> SHIFT;
         let head = self.consumer.head.load(Ordering::Acquire);
-        tail.wrapping_sub(head).min(self.capacity())
+        pos_sub(tail, head).min(self.capacity())
     }
 
     /// Whether nothing is queued (a snapshot).
@@ -392,7 +423,7 @@ impl<T> Drop for LockFreeMpsc<T> {
         let mut head = self.consumer.head.load(Ordering::Relaxed);
         loop {
             let slot = &self.slots[head & self.mask];
-            if slot.seq.load(Ordering::Relaxed) != head.wrapping_add(1) {
+            if slot.seq.load(Ordering::Relaxed) != pos_add(head, 1) {
                 break;
             }
             slot.value.with_mut(|p| {
@@ -402,7 +433,7 @@ impl<T> Drop for LockFreeMpsc<T> {
                 // exclusive access, and each position is visited once.
                 unsafe { (*p).assume_init_drop() }
             });
-            head = head.wrapping_add(1);
+            head = pos_add(head, 1);
         }
     }
 }
@@ -442,6 +473,34 @@ mod tests {
             assert_eq!(q.try_pop_batch(&mut out, 2), 2);
         }
         assert_eq!(out, (0..2 * laps).collect::<Vec<_>>());
+    }
+
+    /// S5: positions wrap at `POS_MASK + 1` (2^30 pushes on a 32-bit
+    /// target); `head` and every `seq` must wrap with `tail`, or the
+    /// consumer waits for a `seq` that never comes.
+    #[test]
+    fn positions_wrap_with_tail_head_and_seq_together() {
+        for start in [POS_MASK - 5, POS_MASK - 1, POS_MASK] {
+            let q = LockFreeMpsc::starting_at(start, 4, WhenFull::Reject);
+            let mut out = Vec::new();
+            let mut next = 0;
+            for round in 0..12 {
+                // Fill the ring across the wrap point, then drain part of it.
+                while q.len() < 4 {
+                    q.push(next).unwrap();
+                    next += 1;
+                }
+                assert_eq!(q.push(usize::MAX), Err(SendError::Full(usize::MAX)));
+                let took = q.try_pop_batch(&mut out, 1 + round % 4);
+                assert_eq!(took, 1 + round % 4, "start {start}, round {round}");
+                assert_eq!(q.len(), 4 - took);
+            }
+            q.try_pop_batch(&mut out, 4);
+            assert_eq!(out, (0..next).collect::<Vec<_>>(), "start {start}");
+            // Drop walks what is left across the wrap (S4).
+            q.push(1).unwrap();
+            q.push(2).unwrap();
+        }
     }
 
     #[test]

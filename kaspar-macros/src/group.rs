@@ -13,6 +13,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
 use syn::{Fields, GenericArgument, Ident, ItemStruct, PathArguments, Type};
 
+use crate::errors::{with_item, Errors};
 use crate::names;
 
 fn member_type(ty: &Type) -> Option<&Type> {
@@ -31,22 +32,15 @@ fn member_type(ty: &Type) -> Option<&Type> {
 }
 
 pub(crate) fn expand(args: TokenStream, item: ItemStruct) -> TokenStream {
-    let mut errors: Option<syn::Error> = None;
-    let mut push = |e: syn::Error| match &mut errors {
-        Some(all) => all.combine(e),
-        None => errors = Some(e),
-    };
+    let mut errors = Errors::default();
     if !args.is_empty() {
-        push(syn::Error::new_spanned(
+        errors.spanned(
             &args,
             "`#[group]` takes no options; set them when spawning: `system.spawn_group::<G>(..).mailbox(..)`",
-        ));
+        );
     }
     if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
-        push(syn::Error::new_spanned(
-            &item.generics,
-            "generic groups are not supported",
-        ));
+        errors.spanned(&item.generics, "generic groups are not supported");
     }
     let mut members = Vec::new();
     match &item.fields {
@@ -54,21 +48,20 @@ pub(crate) fn expand(args: TokenStream, item: ItemStruct) -> TokenStream {
             for f in &named.named {
                 match member_type(&f.ty) {
                     Some(t) => members.push((f.ident.clone().expect("named"), t.clone())),
-                    None => push(syn::Error::new_spanned(
+                    None => errors.spanned(
                         &f.ty,
                         "every field of a `#[group]` struct is a member's address: `name: Addr<MemberActor>`",
-                    )),
+                    ),
                 }
             }
         }
-        other => push(syn::Error::new_spanned(
+        other => errors.spanned(
             other,
             "a `#[group]` struct lists its members as named fields: `name: Addr<MemberActor>`",
-        )),
+        ),
     }
-    if let Some(e) = errors {
-        let err = e.to_compile_error();
-        return quote!(#item #err);
+    if let Err(e) = errors.finish() {
+        return with_item(item, e);
     }
 
     let p = quote!(::kaspar::__private);

@@ -21,6 +21,7 @@ use proc_macro2::TokenStream as TokenStream2;
 use quote::ToTokens;
 use syn::{parse_macro_input, Item};
 
+mod errors;
 mod expand;
 mod group;
 mod model;
@@ -42,9 +43,7 @@ pub fn actor(args: TokenStream, item: TokenStream) -> TokenStream {
                     &args,
                     "options go on the actor's struct, not on its impl block: `#[actor(...)] struct ...`",
                 );
-                let mut out = strip_impl(imp).into_token_stream();
-                out.extend(err.to_compile_error());
-                return out.into();
+                return errors::with_item(strip_impl(imp), err).into();
             }
             match model::ActorImpl::parse(&imp) {
                 Ok(model) => {
@@ -54,8 +53,7 @@ pub fn actor(args: TokenStream, item: TokenStream) -> TokenStream {
                 }
                 Err(err) => {
                     let fallback = model::ActorImpl::fallback(&imp);
-                    let mut out = strip_impl(imp).into_token_stream();
-                    out.extend(err.to_compile_error());
+                    let mut out = errors::with_item(strip_impl(imp), err);
                     // An `Actor` impl with no handlers keeps `Ctx<Self>` in
                     // the user's signatures well-formed, so the errors above
                     // are the only ones reported.
@@ -89,14 +87,11 @@ pub fn group(args: TokenStream, item: TokenStream) -> TokenStream {
 /// sees all the handlers and can generate the dispatch.
 #[proc_macro_attribute]
 pub fn handler(_args: TokenStream, item: TokenStream) -> TokenStream {
-    let item = TokenStream2::from(item);
     let err = syn::Error::new(
         proc_macro2::Span::call_site(),
         "`#[handler]` must be on a method inside an `#[actor]` impl block; add `#[actor]` to the enclosing `impl`",
     );
-    let mut out = item;
-    out.extend(err.to_compile_error());
-    out.into()
+    errors::with_item(TokenStream2::from(item), err).into()
 }
 
 /// The impl block without the attributes `#[actor]` consumes.

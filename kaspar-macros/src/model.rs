@@ -9,6 +9,8 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, ReturnType, Type};
 
+use crate::errors::Errors;
+
 /// The attributes `#[actor]` consumes inside its impl block.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OwnAttr {
@@ -60,21 +62,6 @@ pub(crate) struct ActorImpl {
     pub(crate) handlers: Vec<HandlerModel>,
     pub(crate) started: Option<HookModel>,
     pub(crate) stopped: Option<HookModel>,
-}
-
-#[derive(Default)]
-struct Errors(Option<syn::Error>);
-
-impl Errors {
-    fn push(&mut self, e: syn::Error) {
-        match &mut self.0 {
-            Some(all) => all.combine(e),
-            None => self.0 = Some(e),
-        }
-    }
-    fn spanned(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {
-        self.push(syn::Error::new_spanned(tokens, msg));
-    }
 }
 
 impl ActorImpl {
@@ -159,16 +146,14 @@ impl ActorImpl {
         if handlers.len() > u16::MAX as usize - 1 {
             errs.spanned(&imp.self_ty, "too many handlers");
         }
-        match errs.0 {
-            Some(e) => Err(e),
-            None => Ok(ActorImpl {
-                self_ty: (*imp.self_ty).clone(),
-                ident,
-                handlers,
-                started,
-                stopped,
-            }),
-        }
+        errs.finish()?;
+        Ok(ActorImpl {
+            self_ty: (*imp.self_ty).clone(),
+            ident,
+            handlers,
+            started,
+            stopped,
+        })
     }
 }
 

@@ -15,6 +15,8 @@ use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::{Expr, Ident, Lit, Meta, Token};
 
+use crate::errors::Errors;
+
 #[derive(Default)]
 struct Options {
     reentrant: bool,
@@ -23,18 +25,16 @@ struct Options {
     name: Option<syn::LitStr>,
 }
 
-/// The options that parsed, and the errors for those that did not: a
-/// misspelt option is reported without discarding the others.
-fn parse_options(args: TokenStream) -> (Options, Option<syn::Error>) {
+/// The options that parsed; those that did not are recorded in `errors`,
+/// so a misspelt option is reported without discarding the others.
+fn parse_options(args: TokenStream, errors: &mut Errors) -> Options {
     let mut opts = Options::default();
     let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
         Ok(m) => m,
-        Err(e) => return (opts, Some(e)),
-    };
-    let mut errors: Option<syn::Error> = None;
-    let mut push = |e: syn::Error| match &mut errors {
-        Some(all) => all.combine(e),
-        None => errors = Some(e),
+        Err(e) => {
+            errors.push(e);
+            return opts;
+        }
     };
     for meta in metas {
         let key = meta.path().get_ident().map(|i| i.to_string());
@@ -46,26 +46,26 @@ fn parse_options(args: TokenStream) -> (Options, Option<syn::Error>) {
                 {
                     opts.policy = p.path.get_ident().cloned();
                 }
-                other => push(syn::Error::new_spanned(
+                other => errors.spanned(
                     other,
                     "expected `policy = conservative` or `policy = permissive`",
-                )),
+                ),
             },
             (Some("mailbox"), Meta::NameValue(nv)) => opts.mailbox = Some(nv.value.clone()),
             (Some("name"), Meta::NameValue(nv)) => match &nv.value {
                 Expr::Lit(l) => match &l.lit {
                     Lit::Str(s) => opts.name = Some(s.clone()),
-                    other => push(syn::Error::new_spanned(other, "expected `name = \"...\"`")),
+                    other => errors.spanned(other, "expected `name = \"...\"`"),
                 },
-                other => push(syn::Error::new_spanned(other, "expected `name = \"...\"`")),
+                other => errors.spanned(other, "expected `name = \"...\"`"),
             },
-            _ => push(syn::Error::new_spanned(
+            _ => errors.spanned(
                 &meta,
                 "unknown `#[actor]` option; expected `reentrant`, `policy = ...`, `mailbox = ...` or `name = \"...\"`",
-            )),
+            ),
         }
     }
-    (opts, errors)
+    opts
 }
 
 pub(crate) fn expand_struct(args: TokenStream, item: syn::ItemStruct) -> TokenStream {
@@ -93,18 +93,17 @@ fn expand_type(
     generics_err: Option<syn::Error>,
     item: TokenStream,
 ) -> TokenStream {
-    let (opts, opts_err) = parse_options(args);
-    if let Some(mut e) = generics_err {
-        if let Some(o) = opts_err {
-            e.combine(o);
-        }
-        let err = e.to_compile_error();
-        return quote!(#item #err);
+    let mut errors = Errors::default();
+    let generic = generics_err.is_some();
+    errors.extend(generics_err);
+    let opts = parse_options(args, &mut errors);
+    let errors = errors.finish().err().map(syn::Error::into_compile_error);
+    if generic {
+        return quote!(#item #errors);
     }
     // A bad option is reported, and the actor is still declared with the
     // options that did parse, so the impl block and every use of the actor
     // type-check and the option's error is the only one.
-    let opts_err = opts_err.map(|e| e.to_compile_error());
     let p = quote!(::kaspar::__private);
     let access = if opts.reentrant {
         quote!(#p::Shared)
@@ -138,6 +137,6 @@ fn expand_type(
             const POLICY: #p::Option<#p::CyclePolicy> = #policy;
         }
 
-        #opts_err
+        #errors
     }
 }

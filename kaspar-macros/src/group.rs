@@ -14,6 +14,7 @@ use quote::{format_ident, quote, ToTokens};
 use syn::{Fields, GenericArgument, Ident, ItemStruct, PathArguments, Type};
 
 use crate::errors::{with_item, Errors};
+use crate::generics;
 use crate::names;
 
 fn member_type(ty: &Type) -> Option<&Type> {
@@ -39,9 +40,7 @@ pub(crate) fn expand(args: TokenStream, item: ItemStruct) -> TokenStream {
             "`#[group]` takes no options; set them when spawning: `system.spawn_group::<G>(..).mailbox(..)`",
         );
     }
-    if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
-        errors.spanned(&item.generics, "generic groups are not supported");
-    }
+    errors.extend(generics::reject(&item.generics));
     let mut members = Vec::new();
     match &item.fields {
         Fields::Named(named) if !named.named.is_empty() => {

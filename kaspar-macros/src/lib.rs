@@ -23,6 +23,7 @@ use syn::{parse_macro_input, Item};
 
 mod errors;
 mod expand;
+mod generics;
 mod group;
 mod model;
 mod names;

@@ -10,6 +10,7 @@ use syn::spanned::Spanned;
 use syn::{FnArg, Ident, ImplItem, ImplItemFn, ItemImpl, ReturnType, Type};
 
 use crate::errors::Errors;
+use crate::generics;
 
 /// The attributes `#[actor]` consumes inside its impl block.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -73,9 +74,7 @@ impl ActorImpl {
                 "`#[actor]` goes on the actor's inherent impl block (`impl MyActor { ... }`), not on a trait impl",
             );
         }
-        if !imp.generics.params.is_empty() || imp.generics.where_clause.is_some() {
-            errs.spanned(&imp.generics, "generic actors are not supported");
-        }
+        errs.extend(generics::reject(&imp.generics));
         let ident = match &*imp.self_ty {
             Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.clone()),
             _ => None,
@@ -162,10 +161,7 @@ impl ActorImpl {
     /// expanding alongside errors; `None` where the block is not a plain
     /// inherent impl of a named, non-generic type.
     pub(crate) fn fallback(imp: &ItemImpl) -> Option<ActorImpl> {
-        if imp.trait_.is_some()
-            || !imp.generics.params.is_empty()
-            || imp.generics.where_clause.is_some()
-        {
+        if imp.trait_.is_some() || generics::declared(&imp.generics) {
             return None;
         }
         let ident = match &*imp.self_ty {
@@ -196,7 +192,7 @@ fn check_common(f: &ImplItemFn, what: &str, errs: &mut Errors) -> Option<Receive
             format!("{what} cannot be `async`: handlers run to completion under the actor's lock, inline on the caller's thread or on the actor's own"),
         );
     }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+    if generics::declared(&sig.generics) {
         errs.spanned(
             &sig.generics,
             format!("{what} cannot be generic: each message type needs its own concrete handler"),

@@ -16,6 +16,7 @@ use syn::punctuated::Punctuated;
 use syn::{Expr, Ident, Lit, Meta, Token};
 
 use crate::errors::Errors;
+use crate::generics;
 
 #[derive(Default)]
 struct Options {
@@ -69,36 +70,26 @@ fn parse_options(args: TokenStream, errors: &mut Errors) -> Options {
 }
 
 pub(crate) fn expand_struct(args: TokenStream, item: syn::ItemStruct) -> TokenStream {
-    let generics_err = reject_generics(&item.generics);
-    expand_type(args, &item.ident, generics_err, item.to_token_stream())
+    expand_type(args, &item.ident, &item.generics, item.to_token_stream())
 }
 
 pub(crate) fn expand_enum(args: TokenStream, item: syn::ItemEnum) -> TokenStream {
-    let generics_err = reject_generics(&item.generics);
-    expand_type(args, &item.ident, generics_err, item.to_token_stream())
-}
-
-fn reject_generics(g: &syn::Generics) -> Option<syn::Error> {
-    (!g.params.is_empty() || g.where_clause.is_some()).then(|| {
-        syn::Error::new_spanned(
-            g,
-            "generic actors are not supported: dispatch keys are computed per concrete type; wrap the generic state in a concrete actor",
-        )
-    })
+    expand_type(args, &item.ident, &item.generics, item.to_token_stream())
 }
 
 fn expand_type(
     args: TokenStream,
     ident: &Ident,
-    generics_err: Option<syn::Error>,
+    generics: &syn::Generics,
     item: TokenStream,
 ) -> TokenStream {
     let mut errors = Errors::default();
-    let generic = generics_err.is_some();
-    errors.extend(generics_err);
+    let generic = generics::reject(generics);
+    let concrete = generic.is_none();
+    errors.extend(generic);
     let opts = parse_options(args, &mut errors);
     let errors = errors.finish().err().map(syn::Error::into_compile_error);
-    if generic {
+    if !concrete {
         return quote!(#item #errors);
     }
     // A bad option is reported, and the actor is still declared with the

@@ -1,12 +1,50 @@
-//! Turn a validated [`ActorImpl`] into code: the message enum, the `Actor`
-//! impl (dispatch is a `match`), and one `Handler<M>` impl per handler.
+//! Turn `#[actor]` into code: on the struct, the `ActorConfig` impl; on
+//! the impl block, from the validated [`ActorImpl`], the message enum, the
+//! `Actor` impl (dispatch is a `match`) and one `Handler<M>` impl per
+//! handler.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
-use syn::Ident;
+use syn::{Ident, LitStr};
 
-use crate::model::{ActorImpl, Receiver};
+use super::model::{ActorImpl, HookModel, Receiver};
+use super::options::Options;
 use crate::names;
+
+/// `ActorConfig` for the struct or enum `ident`, from its options.
+pub(super) fn config(ident: &Ident, opts: &Options) -> TokenStream {
+    let p = quote!(::kaspar::__private);
+    let access = if opts.reentrant {
+        quote!(#p::Shared)
+    } else {
+        quote!(#p::Exclusive)
+    };
+    let name = match &opts.name {
+        Some(n) => n.clone(),
+        None => LitStr::new(&ident.to_string(), Span::call_site()),
+    };
+    let mailbox = match &opts.mailbox {
+        Some(expr) => quote! {{
+            #[allow(unused_imports)]
+            use ::kaspar::mailbox::{MailboxKind, WhenFull};
+            #p::Option::Some(#expr)
+        }},
+        None => quote!(#p::Option::None),
+    };
+    let policy = match &opts.policy {
+        Some(i) if i == "permissive" => quote!(#p::Option::Some(#p::CyclePolicy::Permissive)),
+        Some(_) => quote!(#p::Option::Some(#p::CyclePolicy::Conservative)),
+        None => quote!(#p::Option::None),
+    };
+    quote! {
+        impl #p::ActorConfig for #ident {
+            type Access = #access;
+            const NAME: &'static str = #name;
+            const MAILBOX: #p::Option<#p::MailboxKind> = #mailbox;
+            const POLICY: #p::Option<#p::CyclePolicy> = #policy;
+        }
+    }
+}
 
 /// The expression that turns the runtime's `AccessRef` into what the method
 /// takes. For `&mut self` it goes through `exclusive_ref`, whose bound fails
@@ -22,7 +60,8 @@ fn receiver_conv(receiver: Receiver, this: &TokenStream) -> TokenStream {
     }
 }
 
-pub(crate) fn expand(model: &ActorImpl) -> TokenStream {
+/// The code for an `#[actor]` impl block, beside the block itself.
+pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
     let p = quote!(::kaspar::__private);
     let self_ty = &model.self_ty;
     let enum_ident = format_ident!("{}Msg", model.ident);
@@ -82,7 +121,7 @@ pub(crate) fn expand(model: &ActorImpl) -> TokenStream {
         )
     };
 
-    let hook = |name: &str, hook: &Option<crate::model::HookModel>| -> TokenStream {
+    let hook = |name: &str, hook: &Option<HookModel>| -> TokenStream {
         let Some(h) = hook else {
             return TokenStream::new();
         };

@@ -1,0 +1,101 @@
+//! `#[actor]`, by stage.
+//!
+//! On a struct or enum it declares the actor: `options` parses the
+//! attribute, the one validation is that the type is not generic, and
+//! `expand::config` implements `ActorConfig`.
+//!
+//! On the impl block it collects the handlers: `parse` walks the block and
+//! reads the attributes, `validate` checks each method's signature, and
+//! together they build the typed `model`, from which `expand::impl_block`
+//! generates the message enum, the `Actor` impl and the `Handler<M>` impls.
+
+mod expand;
+mod model;
+mod options;
+mod parse;
+mod validate;
+
+use proc_macro2::TokenStream;
+use quote::{quote, ToTokens};
+use syn::{Generics, Ident, ImplItem, Item, ItemImpl};
+
+use self::model::ActorImpl;
+use self::options::Options;
+use self::parse::OwnAttr;
+use crate::errors::{with_item, Errors};
+use crate::generics;
+
+pub(crate) fn expand(args: TokenStream, item: Item) -> TokenStream {
+    match item {
+        Item::Struct(s) => declare(args, &s.ident, &s.generics, &s),
+        Item::Enum(e) => declare(args, &e.ident, &e.generics, &e),
+        Item::Impl(imp) => collect(args, imp),
+        other => syn::Error::new_spanned(
+            &other,
+            "`#[actor]` goes on a struct (to declare an actor) or on its impl block (to collect its handlers)",
+        )
+        .to_compile_error(),
+    }
+}
+
+/// `#[actor(...)]` on the actor's struct or enum.
+fn declare(
+    args: TokenStream,
+    ident: &Ident,
+    generics: &Generics,
+    item: impl ToTokens,
+) -> TokenStream {
+    let mut errors = Errors::default();
+    let generic = generics::reject(generics);
+    let concrete = generic.is_none();
+    errors.extend(generic);
+    let options = Options::parse(args, &mut errors);
+    // A bad option is reported, and the actor is still declared with the
+    // options that did parse, so the impl block and every use of the actor
+    // type-check and the option's error is the only one.
+    let config = concrete.then(|| expand::config(ident, &options));
+    let errors = errors.finish().err().map(syn::Error::into_compile_error);
+    quote!(#item #config #errors)
+}
+
+/// `#[actor]` on the actor's impl block.
+fn collect(args: TokenStream, imp: ItemImpl) -> TokenStream {
+    if !args.is_empty() {
+        let err = syn::Error::new_spanned(
+            &args,
+            "options go on the actor's struct, not on its impl block: `#[actor(...)] struct ...`",
+        );
+        return with_item(strip_impl(imp), err);
+    }
+    match ActorImpl::parse(&imp) {
+        Ok(model) => {
+            let mut out = strip_impl(imp).into_token_stream();
+            out.extend(expand::impl_block(&model));
+            out
+        }
+        Err(err) => {
+            let fallback = ActorImpl::fallback(&imp);
+            let mut out = with_item(strip_impl(imp), err);
+            // An `Actor` impl with no handlers keeps `Ctx<Self>` in the
+            // user's signatures well-formed, so the errors above are the
+            // only ones reported.
+            out.extend(fallback.map(|m| expand::impl_block(&m)));
+            out
+        }
+    }
+}
+
+/// The impl block without the attributes `#[actor]` consumes.
+fn strip_impl(mut imp: ItemImpl) -> ItemImpl {
+    for item in &mut imp.items {
+        if let ImplItem::Fn(f) = item {
+            if f.attrs.iter().any(|a| OwnAttr::of(a).is_some()) {
+                // Already reported; left in, `async` would add a second,
+                // confusing error about the elided lifetime in `Ctx<Self>`.
+                f.sig.asyncness = None;
+            }
+            f.attrs.retain(|a| OwnAttr::of(a).is_none());
+        }
+    }
+    imp
+}

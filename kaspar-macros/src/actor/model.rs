@@ -1,0 +1,40 @@
+//! The typed model of an `#[actor]` impl block: what `parse` and
+//! `validate` build and all that `expand` reads. It holds only what passed
+//! every check, and keeps the user's tokens (and so their spans), so an
+//! error the compiler finds in the generated code points at the user's.
+
+use proc_macro2::Span;
+use syn::{Ident, Type};
+
+/// How a handler takes `self`.
+#[derive(Clone, Copy)]
+pub(super) enum Receiver {
+    /// `&self`
+    Shared(Span),
+    /// `&mut self`
+    Exclusive(Span),
+}
+
+pub(super) struct HandlerModel {
+    pub(super) method: Ident,
+    /// The message type from `#[handler(M)]`.
+    pub(super) msg: Type,
+    /// The handler takes `&M` rather than `M`.
+    pub(super) by_ref: bool,
+    pub(super) receiver: Receiver,
+    /// `None` for `()`.
+    pub(super) reply: Option<Type>,
+}
+
+pub(super) struct HookModel {
+    pub(super) method: Ident,
+    pub(super) receiver: Receiver,
+}
+
+pub(super) struct ActorImpl {
+    pub(super) self_ty: Type,
+    pub(super) ident: Ident,
+    pub(super) handlers: Vec<HandlerModel>,
+    pub(super) started: Option<HookModel>,
+    pub(super) stopped: Option<HookModel>,
+}

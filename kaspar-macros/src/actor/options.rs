@@ -1,0 +1,64 @@
+//! The options of `#[actor(...)]` on the struct or enum, documented on
+//! the `actor` macro.
+
+use proc_macro2::TokenStream;
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::{Expr, Ident, Lit, LitStr, Meta, Token};
+
+use crate::errors::Errors;
+
+#[derive(Default)]
+pub(super) struct Options {
+    pub(super) reentrant: bool,
+    /// `conservative` or `permissive`.
+    pub(super) policy: Option<Ident>,
+    pub(super) mailbox: Option<Expr>,
+    pub(super) name: Option<LitStr>,
+}
+
+impl Options {
+    /// The options that parsed; those that did not are recorded in
+    /// `errors`, so a misspelt option is reported without discarding the
+    /// others.
+    pub(super) fn parse(args: TokenStream, errors: &mut Errors) -> Options {
+        let mut opts = Options::default();
+        let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
+            Ok(m) => m,
+            Err(e) => {
+                errors.push(e);
+                return opts;
+            }
+        };
+        for meta in metas {
+            let key = meta.path().get_ident().map(|i| i.to_string());
+            match (key.as_deref(), &meta) {
+                (Some("reentrant"), Meta::Path(_)) => opts.reentrant = true,
+                (Some("policy"), Meta::NameValue(nv)) => match &nv.value {
+                    Expr::Path(p)
+                        if p.path.is_ident("conservative") || p.path.is_ident("permissive") =>
+                    {
+                        opts.policy = p.path.get_ident().cloned();
+                    }
+                    other => errors.spanned(
+                        other,
+                        "expected `policy = conservative` or `policy = permissive`",
+                    ),
+                },
+                (Some("mailbox"), Meta::NameValue(nv)) => opts.mailbox = Some(nv.value.clone()),
+                (Some("name"), Meta::NameValue(nv)) => match &nv.value {
+                    Expr::Lit(l) => match &l.lit {
+                        Lit::Str(s) => opts.name = Some(s.clone()),
+                        other => errors.spanned(other, "expected `name = \"...\"`"),
+                    },
+                    other => errors.spanned(other, "expected `name = \"...\"`"),
+                },
+                _ => errors.spanned(
+                    &meta,
+                    "unknown `#[actor]` option; expected `reentrant`, `policy = ...`, `mailbox = ...` or `name = \"...\"`",
+                ),
+            }
+        }
+        opts
+    }
+}

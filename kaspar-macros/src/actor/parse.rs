@@ -1,0 +1,169 @@
+//! Read an `#[actor]` impl block into the model: find the methods that
+//! carry `#[handler(M)]`, `#[started]` or `#[stopped]`, read those
+//! attributes, and keep each method whose signature `validate` accepts.
+//! A mistake is recorded and the walk goes on, so one build reports all.
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::{Attribute, Ident, ImplItem, ImplItemFn, ItemImpl, Meta, Type};
+
+use super::model::{ActorImpl, HandlerModel, HookModel};
+use super::validate::{self, last_ident, same_type};
+use crate::errors::Errors;
+use crate::generics;
+
+/// The attributes `#[actor]` consumes inside its impl block.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum OwnAttr {
+    Handler,
+    Started,
+    Stopped,
+}
+
+impl OwnAttr {
+    pub(super) fn of(attr: &Attribute) -> Option<OwnAttr> {
+        let last = attr.path().segments.last()?.ident.to_string();
+        match last.as_str() {
+            "handler" => Some(OwnAttr::Handler),
+            "started" => Some(OwnAttr::Started),
+            "stopped" => Some(OwnAttr::Stopped),
+            _ => None,
+        }
+    }
+}
+
+impl ActorImpl {
+    pub(super) fn parse(imp: &ItemImpl) -> syn::Result<ActorImpl> {
+        let mut errs = Errors::default();
+        if let Some((_, path, _)) = &imp.trait_ {
+            errs.spanned(
+                path,
+                "`#[actor]` goes on the actor's inherent impl block (`impl MyActor { ... }`), not on a trait impl",
+            );
+        }
+        errs.extend(generics::reject(&imp.generics));
+        let ident = match last_ident(&imp.self_ty) {
+            Some(i) => i.clone(),
+            None => {
+                errs.spanned(
+                    &imp.self_ty,
+                    "`#[actor]` expects an impl block for a named struct",
+                );
+                // Never expanded: the error above fails the parse.
+                Ident::new("__KasparInvalid", Span::call_site())
+            }
+        };
+
+        let mut handlers: Vec<HandlerModel> = Vec::new();
+        let mut started = None;
+        let mut stopped = None;
+        for item in &imp.items {
+            let ImplItem::Fn(f) = item else { continue };
+            let own: Vec<_> = f
+                .attrs
+                .iter()
+                .filter_map(|a| OwnAttr::of(a).map(|k| (k, a)))
+                .collect();
+            if own.len() > 1 {
+                errs.spanned(
+                    own[1].1,
+                    "a method can carry only one of `#[handler(..)]`, `#[started]`, `#[stopped]`",
+                );
+                continue;
+            }
+            let Some(&(kind, attr)) = own.first() else {
+                continue;
+            };
+            match kind {
+                OwnAttr::Handler => {
+                    if let Some(h) = handler(f, attr, &mut errs) {
+                        if let Some(prev) = handlers.iter().find(|p| same_type(&p.msg, &h.msg)) {
+                            errs.spanned(
+                                attr,
+                                format!(
+                                    "`{}` already has a handler in this actor (`{}`); each message type gets exactly one",
+                                    h.msg.to_token_stream(),
+                                    prev.method
+                                ),
+                            );
+                        } else {
+                            handlers.push(h);
+                        }
+                    }
+                }
+                OwnAttr::Started | OwnAttr::Stopped => {
+                    let parsed = hook(f, attr, kind, &mut errs);
+                    let slot = if kind == OwnAttr::Started {
+                        &mut started
+                    } else {
+                        &mut stopped
+                    };
+                    if slot.is_some() {
+                        errs.spanned(attr, "this lifecycle hook is already defined in this actor");
+                    } else {
+                        *slot = parsed;
+                    }
+                }
+            }
+        }
+        if handlers.len() > u16::MAX as usize - 1 {
+            errs.spanned(&imp.self_ty, "too many handlers");
+        }
+        errs.finish()?;
+        Ok(ActorImpl {
+            self_ty: (*imp.self_ty).clone(),
+            ident,
+            handlers,
+            started,
+            stopped,
+        })
+    }
+
+    /// The model of an impl block with no handlers and no hooks, for
+    /// expanding alongside errors; `None` where the block is not a plain
+    /// inherent impl of a named, non-generic type.
+    pub(super) fn fallback(imp: &ItemImpl) -> Option<ActorImpl> {
+        if imp.trait_.is_some() || generics::declared(&imp.generics) {
+            return None;
+        }
+        Some(ActorImpl {
+            self_ty: (*imp.self_ty).clone(),
+            ident: last_ident(&imp.self_ty)?.clone(),
+            handlers: Vec::new(),
+            started: None,
+            stopped: None,
+        })
+    }
+}
+
+fn handler(f: &ImplItemFn, attr: &Attribute, errs: &mut Errors) -> Option<HandlerModel> {
+    let msg: Option<Type> = match &attr.meta {
+        Meta::List(list) => match syn::parse2::<Type>(list.tokens.clone()) {
+            Ok(t) => Some(t),
+            Err(_) => {
+                errs.spanned(&list.tokens, "expected one message type: `#[handler(Msg)]`");
+                None
+            }
+        },
+        _ => {
+            errs.spanned(
+                attr,
+                "name the message type this method handles: `#[handler(Msg)]`",
+            );
+            None
+        }
+    };
+    validate::handler(f, msg, errs)
+}
+
+fn hook(f: &ImplItemFn, attr: &Attribute, kind: OwnAttr, errs: &mut Errors) -> Option<HookModel> {
+    let name = if kind == OwnAttr::Started {
+        "`#[started]`"
+    } else {
+        "`#[stopped]`"
+    };
+    if !matches!(attr.meta, Meta::Path(_)) {
+        errs.spanned(attr, format!("{name} takes no arguments"));
+    }
+    validate::hook(f, name, errs)
+}

@@ -37,6 +37,7 @@ pub(super) fn config(ident: &Ident, opts: &Options) -> TokenStream {
         None => quote!(#p::Option::None),
     };
     quote! {
+        #[automatically_derived]
         impl #p::ActorConfig for #ident {
             type Access = #access;
             const NAME: &'static str = #name;
@@ -144,6 +145,7 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
     let stopped = hook("stopped", &model.stopped);
 
     let actor_impl = quote! {
+        #[automatically_derived]
         impl #p::Actor for #self_ty {
             type Msg = #enum_ident;
             const CLASSES: &'static [&'static str] = &[#(#class_names),*];
@@ -179,6 +181,7 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
             || quote!(_ => #p::unreachable!("kaspar: envelope opened as the wrong message type"),),
         );
         quote! {
+            #[automatically_derived]
             impl #p::Handler<#msg> for #self_ty {
                 type Reply = #reply;
                 const CLASS: #p::ClassId = #p::ClassId::new(#index);

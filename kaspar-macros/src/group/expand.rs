@@ -35,6 +35,7 @@ pub(super) fn group_spec(item: &ItemStruct, members: &[Member]) -> TokenStream {
             #( #variants(<#actors as #p::Actor>::Msg), )*
         }
 
+        #[automatically_derived]
         impl #p::GroupSpec for #name {
             type Msg = #enum_ident;
             type Members = ( #( #actors, )* );

@@ -1,12 +1,6 @@
-//! Procedural macros for [kaspar](https://docs.rs/kaspar): `#[actor]` and
-//! `#[handler]`.
-//!
-//! * `#[actor]` / `#[actor(options)]` on a struct declares an actor and
-//!   carries its options.
-//! * `#[actor]` on the struct's inherent impl block collects the
-//!   `#[handler(Msg)]` methods (and optional `#[started]` / `#[stopped]`
-//!   hooks) and generates the message enum, the `Actor` impl whose dispatch
-//!   is a `match`, and one `Handler<Msg>` impl per handler.
+//! Procedural macros for [kaspar](https://docs.rs/kaspar): `#[actor]`,
+//! `#[handler]` and `#[group]`. Use them through kaspar, which re-exports
+//! them; each macro's documentation lists its options.
 //!
 //! Each attribute's module works by stage: parse into a typed model that
 //! keeps the user's spans (so errors point at the user's code), validate,
@@ -25,8 +19,111 @@ mod generics;
 mod group;
 mod names;
 
-/// Declares an actor (on a struct) or collects its handlers (on its impl
-/// block). See the crate documentation.
+/// Declares an actor (on its struct or enum) and collects its handlers (on
+/// its impl block). An actor needs both.
+///
+/// ```ignore
+/// use kaspar::prelude::*;
+///
+/// pub struct Ping(pub u64);
+///
+/// #[actor(name = "ponger", mailbox = MailboxKind::bqueue(64))]
+/// pub struct Ponger {
+///     seen: u64,
+/// }
+///
+/// #[actor]
+/// impl Ponger {
+///     #[handler(Ping)]
+///     fn on_ping(&mut self, msg: Ping, _ctx: &mut Ctx<Self>) -> u64 {
+///         self.seen += 1;
+///         msg.0 + 1
+///     }
+/// }
+/// ```
+///
+/// # On the struct or enum: options
+///
+/// ```text
+/// #[actor]
+/// #[actor(option, ...)]
+///
+/// option := reentrant
+///         | policy = conservative | policy = permissive
+///         | mailbox = <MailboxKind expression>
+///         | name = "<string>"
+/// ```
+///
+/// Each option is optional and may appear in any order; `#[actor]` alone
+/// declares an actor with the defaults. It implements `ActorConfig`.
+///
+/// * `reentrant`: handlers and hooks take `&self` and keep their mutable
+///   state in `Cell`s, `RefCell`s or atomics; a `&mut self` handler is then
+///   a compile error. Such an actor may be entered again on a thread that
+///   is already inside one of its handlers, as far as its cycle policy
+///   allows. Without it, handlers take `&mut self` (or `&self`), and the
+///   actor is never entered twice on one thread.
+/// * `policy = conservative | permissive`: this actor's cycle policy
+///   (`CyclePolicy`): `conservative` refuses any re-entry, `permissive`
+///   only re-entry into a handler already running on that thread. It
+///   matters only for a `reentrant` actor. `spawn(..).policy(..)`
+///   overrides it; without either, the system's default applies
+///   (`SystemConfig::policy`).
+/// * `mailbox = <expr>`: the actor's mailbox when it is spawned on its own,
+///   a constant `MailboxKind` expression; `MailboxKind` and `WhenFull` are
+///   in scope. `spawn(..).mailbox(..)` overrides it; without either, the
+///   system's default applies (`SystemConfig::mailbox`). Members of a
+///   `#[group]` share the group's queue instead.
+/// * `name = "..."`: the actor's name in errors, metrics and thread names;
+///   the type's name by default.
+///
+/// ```ignore
+/// #[actor(reentrant, policy = permissive)]
+/// pub struct Ticker {
+///     ticks: Cell<u64>,
+/// }
+///
+/// #[actor(mailbox = MailboxKind::LockFree { capacity: 1024, when_full: WhenFull::Wait })]
+/// pub struct Feed;
+/// ```
+///
+/// # On the impl block: handlers and hooks
+///
+/// `#[actor]` on the actor's inherent impl block takes no options. It
+/// collects the methods marked `#[handler(M)]` (see `handler`),
+/// `#[started]` and `#[stopped]`, and generates the message enum
+/// `<Actor>Msg` (one variant per handler), the `Actor` impl, whose dispatch
+/// is a `match`, and one `Handler<M>` impl per handler. Other methods are
+/// left alone.
+///
+/// ```text
+/// #[started] fn name(&mut self, ctx: &mut Ctx<Self>)
+/// #[stopped] fn name(&mut self, ctx: &mut Ctx<Self>)
+/// ```
+///
+/// * `#[started]` runs once on the actor's thread, before its first
+///   message;
+/// * `#[stopped]` runs once after its last message, during stop or
+///   shutdown.
+///
+/// Each hook is optional and appears at most once. The attributes take no
+/// arguments; the hooks return nothing and take `&self` on a `reentrant`
+/// actor.
+///
+/// ```ignore
+/// #[actor]
+/// impl Ponger {
+///     #[started]
+///     fn on_start(&mut self, _ctx: &mut Ctx<Self>) {
+///         self.seen = 0;
+///     }
+///
+///     #[stopped]
+///     fn on_stop(&mut self, _ctx: &mut Ctx<Self>) {}
+/// }
+/// ```
+///
+/// Generic actors are not supported, on the type or on the impl block.
 #[proc_macro_attribute]
 pub fn actor(args: TokenStream, item: TokenStream) -> TokenStream {
     let item = parse_macro_input!(item as Item);
@@ -34,8 +131,37 @@ pub fn actor(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Declares an actor group: a struct whose fields are the members'
-/// addresses (`name: Addr<Member>`). The members run on one thread behind
-/// one shared queue; see `kaspar::GroupSpec`.
+/// addresses. The members run on one thread behind one shared queue, so a
+/// `fast_send` from one member to another on that thread takes no second
+/// lock.
+///
+/// ```text
+/// #[group]
+/// struct Name {
+///     field: Addr<MemberActor>,
+///     ...
+/// }
+/// ```
+///
+/// `#[group]` takes no options: the group's mailbox and cycle policy are
+/// set when it is spawned, `system.spawn_group::<G>(..).mailbox(..)` and
+/// `.policy(..)` (the policy of the members that do not declare one). It
+/// needs at least one member; every field is an `Addr<A>` of an `#[actor]`
+/// type, and the group is not generic. It generates the message enum
+/// `<Group>Msg` (one variant per member, holding that member's own message
+/// enum) and the `GroupSpec` impl.
+///
+/// ```ignore
+/// #[group]
+/// pub struct Pipeline {
+///     pub feed: Addr<Feed>,
+///     pub book: Addr<Book>,
+/// }
+///
+/// // The members' states, in field order.
+/// let p: Pipeline = system.spawn_group::<Pipeline>((Feed { seen: 0 }, Book { n: 0 })).start();
+/// p.feed.send(Tick(1)).unwrap();
+/// ```
 #[proc_macro_attribute]
 pub fn group(args: TokenStream, item: TokenStream) -> TokenStream {
     let item = parse_macro_input!(item as syn::ItemStruct);
@@ -43,7 +169,40 @@ pub fn group(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// Marks a method of an `#[actor]` impl block as the handler of one message
-/// type: `#[handler(Msg)] fn on_msg(&mut self, msg: Msg, ctx: &mut Ctx<Self>) -> Reply`.
+/// type.
+///
+/// ```text
+/// #[handler(M)]
+/// fn name(&mut self, msg: M, ctx: &mut Ctx<Self>) -> Reply
+/// ```
+///
+/// * The attribute names exactly one message type, and each message type
+///   has at most one handler in an actor.
+/// * The receiver is `&mut self`, or `&self` (required on an
+///   `#[actor(reentrant)]` actor).
+/// * The message comes first, by value (`msg: M`) or by shared reference
+///   (`msg: &M`), then the context, `ctx: &mut Ctx<Self>`; nothing else.
+/// * The reply is any concrete type (not `impl Trait`), or nothing for
+///   `()`. `fast_send` returns it, `ask` hands it to the waiting handle,
+///   `request` queues it for the `reply_to` actor; after a `send` nobody
+///   receives it.
+/// * The handler is neither `async` nor generic: it runs to completion
+///   under the actor's lock, on the caller's thread or on the actor's own.
+///
+/// ```ignore
+/// #[actor]
+/// impl Book {
+///     #[handler(Order)]
+///     fn on_order(&mut self, order: Order, _ctx: &mut Ctx<Self>) -> Fill {
+///         self.match_order(order)
+///     }
+///
+///     #[handler(Snapshot)]
+///     fn on_snapshot(&mut self, _req: &Snapshot, _ctx: &mut Ctx<Self>) -> Levels {
+///         self.levels()
+///     }
+/// }
+/// ```
 ///
 /// Used anywhere else, it is a compile error: only the enclosing `#[actor]`
 /// sees all the handlers and can generate the dispatch.

@@ -52,9 +52,17 @@ impl Node {
     fn touch(&mut self, _msg: Touch, _ctx: &mut Ctx<Self>) {}
 }
 
+/// How the ring's threads wait for the next node's lock.
+#[derive(Clone, Copy)]
+enum Waiting {
+    Park,
+    Spin,
+    Adaptive,
+}
+
 /// Runs an n-thread ring (thread i holds node i and wants node i+1) under a
 /// watchdog, with the given way of calling the first hop.
-fn ring(n: usize, spin: bool) -> Vec<Outcome> {
+fn ring(n: usize, waiting: Waiting) -> Vec<Outcome> {
     let (done_tx, done_rx) = mpsc::channel();
     let runner = thread::spawn(move || {
         let system = System::new();
@@ -68,10 +76,10 @@ fn ring(n: usize, spin: bool) -> Vec<Outcome> {
                     all_holding: Arc::clone(&barrier),
                 };
                 thread::spawn(move || {
-                    let r = if spin {
-                        here.fast_send_spin(hop)
-                    } else {
-                        here.fast_send(hop)
+                    let r = match waiting {
+                        Waiting::Park => here.fast_send(hop),
+                        Waiting::Spin => here.fast_send_spin(hop),
+                        Waiting::Adaptive => here.fast_send_adaptive(hop),
                     };
                     r.map_err(|e| e.without_message()).unwrap()
                 })
@@ -105,15 +113,21 @@ fn check(outcomes: &[Outcome], n: usize) {
 
 #[test]
 fn two_threads_crossing_get_deadlock_not_a_hang() {
-    check(&ring(2, false), 2);
+    check(&ring(2, Waiting::Park), 2);
 }
 
 #[test]
 fn three_thread_ring_gets_deadlock_not_a_hang() {
-    check(&ring(3, false), 3);
+    check(&ring(3, Waiting::Park), 3);
 }
 
 #[test]
 fn spinning_waiters_are_checked_too() {
-    check(&ring(2, true), 2);
+    check(&ring(2, Waiting::Spin), 2);
+}
+
+#[test]
+fn adaptive_waiters_are_checked_too() {
+    check(&ring(2, Waiting::Adaptive), 2);
+    check(&ring(3, Waiting::Adaptive), 3);
 }

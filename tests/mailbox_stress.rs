@@ -68,6 +68,7 @@ fn push_retrying<T>(mut send: impl FnMut(T) -> Result<(), SendError<T>>, mut msg
                 thread::yield_now();
             }
             Err(SendError::Closed(_)) => panic!("closed while producers run"),
+            Err(e @ SendError::Deadlock { .. }) => panic!("no thread here waits: {e:?}"),
         }
     }
 }

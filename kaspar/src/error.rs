@@ -35,13 +35,24 @@ pub enum SendError<M> {
     Full(M),
     /// The actor has stopped, or the system is shutting down.
     Closed(M),
+    /// The mailbox is full and configured to wait for room
+    /// ([`WhenFull::Wait`](crate::WhenFull::Wait)), but the thread that
+    /// would make room is itself waiting, directly or through others, for
+    /// something this thread holds: waiting would never end.
+    Deadlock {
+        /// The message, not sent.
+        msg: M,
+        /// The cycle: this thread's wait first, then each thread it waits
+        /// for in turn.
+        cycle: Vec<WaitEdge>,
+    },
 }
 
 impl<M> SendError<M> {
     /// The message that was not sent.
     pub fn into_inner(self) -> M {
         match self {
-            SendError::Full(m) | SendError::Closed(m) => m,
+            SendError::Full(m) | SendError::Closed(m) | SendError::Deadlock { msg: m, .. } => m,
         }
     }
 
@@ -55,11 +66,17 @@ impl<M> SendError<M> {
         matches!(self, SendError::Closed(_))
     }
 
+    /// Whether waiting for room would have deadlocked.
+    pub fn is_deadlock(&self) -> bool {
+        matches!(self, SendError::Deadlock { .. })
+    }
+
     /// The same error with the message mapped, e.g. out of an envelope.
     pub fn map<N>(self, f: impl FnOnce(M) -> N) -> SendError<N> {
         match self {
             SendError::Full(m) => SendError::Full(f(m)),
             SendError::Closed(m) => SendError::Closed(f(m)),
+            SendError::Deadlock { msg, cycle } => SendError::Deadlock { msg: f(msg), cycle },
         }
     }
 }
@@ -69,6 +86,7 @@ impl<M> fmt::Debug for SendError<M> {
         match self {
             SendError::Full(_) => f.write_str("Full(..)"),
             SendError::Closed(_) => f.write_str("Closed(..)"),
+            SendError::Deadlock { cycle, .. } => write!(f, "Deadlock {{ cycle: {cycle:?} }}"),
         }
     }
 }
@@ -78,6 +96,11 @@ impl<M> fmt::Display for SendError<M> {
         match self {
             SendError::Full(_) => f.write_str("mailbox full; message handed back"),
             SendError::Closed(_) => f.write_str("actor stopped; message handed back"),
+            SendError::Deadlock { cycle, .. } => write!(
+                f,
+                "waiting for room would deadlock {} threads; message handed back",
+                cycle.len()
+            ),
         }
     }
 }
@@ -261,7 +284,7 @@ pub enum Delivered {
 }
 
 /// Why an [`Ask`](crate::Ask) produced no reply.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug)]
 pub enum AskError {
     /// `wait_timeout` ran out; the handle can be waited on again.
     Timeout,
@@ -269,6 +292,16 @@ pub enum AskError {
     Panicked,
     /// The message was dropped unhandled (the actor stopped before it).
     Dropped,
+    /// Waiting would never end: the thread that must handle the message is
+    /// itself waiting, directly or through others, for something this
+    /// thread holds (an actor asking itself from its own handler is the
+    /// shortest such cycle). Nothing was waited for; the handle can still
+    /// be polled or dropped.
+    Deadlock(
+        /// The cycle: this thread's wait first, then each thread it waits
+        /// for in turn.
+        Vec<WaitEdge>,
+    ),
 }
 
 impl fmt::Display for AskError {
@@ -277,6 +310,11 @@ impl fmt::Display for AskError {
             AskError::Timeout => f.write_str("no reply yet: timed out"),
             AskError::Panicked => f.write_str("the handler panicked; no reply"),
             AskError::Dropped => f.write_str("the message was dropped unhandled; no reply"),
+            AskError::Deadlock(cycle) => write!(
+                f,
+                "waiting for the reply would deadlock {} threads",
+                cycle.len()
+            ),
         }
     }
 }

@@ -149,7 +149,7 @@ pub use failure::supervision::{ExitReason, Restarted, Supervision, Terminated};
 pub use group::sim::Simulation;
 pub use group::GroupSpec;
 pub use guard::chain::{CallChain, CyclePolicy, Frame};
-pub use guard::deadlock::WaitEdge;
+pub use guard::deadlock::{WaitEdge, WaitKind};
 pub use kaspar_macros::{actor, group, handler};
 pub use mailbox::{IdleWait, MailboxKind, WhenFull};
 pub use reply::{Ask, ReplyTo};
@@ -228,7 +228,7 @@ pub mod __loom {
     pub fn ask<R: Send + 'static>() -> (crate::Ask<R>, crate::ReplyTo<R>) {
         let slot = crate::reply::slot::<R>();
         (
-            crate::Ask::new(crate::base::sync::Arc::clone(&slot)),
+            crate::Ask::new(crate::base::sync::Arc::clone(&slot), None),
             crate::reply::ReplyTo::ask(slot),
         )
     }

@@ -8,7 +8,7 @@ use crate::actor::traits::{Actor, ActorConfig, Handler};
 use crate::base::ids::ActorId;
 use crate::base::stats::{ActorStats, SharedCounters};
 use crate::error::{SendError, Target};
-use crate::reply::{Ask, ReplySink, ReplyTo};
+use crate::reply::{Ask, AskTarget, ReplySink, ReplyTo};
 
 /// The address of an actor of type `A`.
 ///
@@ -102,7 +102,12 @@ impl<A: Actor> Addr<A> {
         let slot = crate::reply::slot::<<A as Handler<M>>::Reply>();
         let reply = ReplyTo::ask(crate::base::sync::Arc::clone(&slot));
         self.push(<A as Handler<M>>::envelope(msg, reply))?;
-        Ok(Ask::new(slot))
+        let target = AskTarget {
+            lock: Arc::clone(self.cell.lock()),
+            id: self.cell.id,
+            name: <A as ActorConfig>::NAME,
+        };
+        Ok(Ask::new(slot, Some(target)))
     }
 
     /// Queues `msg`; the handler's reply is delivered to `reply_to`'s
@@ -122,7 +127,7 @@ impl<A: Actor> Addr<A> {
     where
         A: Handler<M>,
     {
-        match self.cell.inbox.push(envelope) {
+        match self.cell.push(envelope) {
             Ok(len) => {
                 self.cell.shared_counters().saw_len(len);
                 Ok(())
@@ -138,7 +143,7 @@ where
     R: Send + 'static,
 {
     fn deliver(&self, reply: R) {
-        match self.inbox.push(S::envelope(reply, ReplyTo::nobody())) {
+        match self.push(S::envelope(reply, ReplyTo::nobody())) {
             Ok(len) => self.shared_counters().saw_len(len),
             Err(e) => {
                 SharedCounters::bump(&self.shared_counters().dead_letters);

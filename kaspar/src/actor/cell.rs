@@ -4,7 +4,7 @@
 //!
 //! # The entry protocol
 //!
-//! [`ActorCell::enter`] is the only way to reach the state. In order:
+//! [`ActorCell::enter_with`] is the only way to reach the state. In order:
 //!
 //! 1. the call-chain check (thread-local; refuses a cycle before any lock
 //!    is touched);
@@ -32,11 +32,12 @@ use crate::base::clock::Clock;
 use crate::base::ids::{ActorId, ClassId};
 use crate::base::stats::{SharedCounters, Stats};
 use crate::base::sync::{AtomicU8, Ordering};
+use crate::error::SendError;
 use crate::error::Target;
 use crate::failure::dead_letters::DeadLetters;
 use crate::failure::supervision::Supervisor;
 use crate::guard::chain::{self, CallChain, ChainGuard, CyclePolicy, Frame, FrameNames};
-use crate::guard::deadlock::{self, WaitEdge};
+use crate::guard::deadlock::{self, WaitEdge, WaitKind, WaitOn};
 use crate::guard::lock::{ActorLock, Wait};
 use crate::mailbox::inbox::Inbox;
 
@@ -139,6 +140,32 @@ impl<A: Actor> ActorCell<A> {
             id: self.id,
             name: <A as ActorConfig>::NAME,
         }
+    }
+
+    /// Queues an envelope for the actor's run loop. A push that must wait
+    /// for room first checks that the thread it waits for (the consumer of
+    /// this actor's queue) is not waiting for this one.
+    #[inline]
+    pub(crate) fn push(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
+        self.inbox.push(msg, &|| self.before_room_wait())
+    }
+
+    #[cold]
+    fn before_room_wait(&self) -> Result<Option<deadlock::Registered>, Vec<WaitEdge>> {
+        let on = WaitOn::consumer(WaitKind::Room, &self.lock);
+        let target = (self.id, <A as ActorConfig>::NAME);
+        match deadlock::before_wait(chain::thread_token(), on, target) {
+            Ok(registered) => Ok(Some(registered)),
+            Err(cycle) => {
+                SharedCounters::bump(&self.stats.shared.deadlocks);
+                Err(cycle)
+            }
+        }
+    }
+
+    /// The actor's lock (its group's, for a member).
+    pub(crate) fn lock(&self) -> &Arc<ActorLock> {
+        &self.lock
     }
 
     pub(crate) fn shared_counters(&self) -> &SharedCounters {
@@ -278,7 +305,7 @@ impl<A: Actor> ActorCell<A> {
             return Err(Refusal::Busy);
         }
         let target = (self.id, <A as ActorConfig>::NAME);
-        let _registered = match deadlock::before_wait(me, &self.lock, target) {
+        let _registered = match deadlock::before_wait(me, WaitOn::lock(&self.lock), target) {
             Ok(r) => r,
             Err(cycle) => {
                 SharedCounters::bump(&self.stats.shared.deadlocks);

@@ -66,7 +66,7 @@ impl<S: Handler<DeadLetter>> LetterBox for ActorCell<S> {
     }
 
     fn offer(&self, letter: DeadLetter) -> Result<(), DeadLetter> {
-        match self.inbox.push(S::envelope(letter, ReplyTo::nobody())) {
+        match self.push(S::envelope(letter, ReplyTo::nobody())) {
             Ok(len) => {
                 self.shared_counters().saw_len(len);
                 Ok(())

@@ -29,7 +29,8 @@ pub struct ActorStats {
     pub busy: u64,
     /// Synchronous deliveries refused as call-chain cycles.
     pub cycles: u64,
-    /// Synchronous deliveries refused as cross-thread deadlocks.
+    /// Synchronous deliveries, and sends waiting for room, refused as
+    /// cross-thread deadlocks.
     pub deadlocks: u64,
     /// Handler panics caught.
     pub panics: u64,

@@ -21,6 +21,7 @@ use crate::actor::traits::Actor;
 use crate::base::ids::ClassId;
 use crate::base::stats::SharedCounters;
 use crate::failure::supervision::ExitReason;
+use crate::guard::chain;
 use crate::mailbox::{Drained, IdleWait};
 
 /// How a run loop drains.
@@ -33,6 +34,10 @@ pub(crate) struct LoopConfig {
 /// Runs `started`, serves the mailbox until it is closed and empty, then
 /// runs `stopped` and marks the actor stopped.
 pub(crate) fn run<A: Actor>(cell: Arc<ActorCell<A>>, config: LoopConfig) {
+    // From here on this thread is the one that handles the actor's queue:
+    // a thread waiting on an `ask` to it, or for room in its mailbox,
+    // waits for this thread (the deadlock detector's view).
+    let _consuming = cell.lock().consuming(chain::thread_token());
     if A::HAS_STARTED {
         start_under(&cell, &cell.hold());
     }

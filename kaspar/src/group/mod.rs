@@ -52,10 +52,10 @@ use crate::base::clock::Clock;
 use crate::delivery::run_loop::{self, LoopConfig};
 use crate::error::SendError;
 use crate::failure::dead_letters::DeadLetters;
-use crate::guard::chain::CyclePolicy;
+use crate::guard::chain::{self, CyclePolicy};
 use crate::guard::lock::ActorLock;
 use crate::mailbox::inbox::{GroupSink, Inbox};
-use crate::mailbox::{Drained, Mailbox};
+use crate::mailbox::{Drained, Mailbox, Watch};
 
 /// A group's members and dispatch. Implemented by `#[group]`.
 pub trait GroupSpec: Sized + Send + 'static {
@@ -97,10 +97,10 @@ struct MemberSink<G: GroupSpec, A: Actor> {
 
 impl<G: GroupSpec, A: Actor> GroupSink<A::Msg> for MemberSink<G, A> {
     #[inline]
-    fn push(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
+    fn push(&self, msg: A::Msg, watch: Watch<'_>) -> Result<usize, SendError<A::Msg>> {
         self.core
             .mailbox
-            .push((self.wrap)(msg))
+            .push_watched((self.wrap)(msg), watch)
             .map_err(|e| e.map(self.unwrap))
     }
 }
@@ -217,6 +217,8 @@ pub(crate) fn drain<G: GroupSpec>(
     max_batch: usize,
 ) -> usize {
     let mut handled = 0;
+    // The simulating thread handles the group's queue while it drains.
+    let _consuming = lock.consuming(chain::thread_token());
     while core.mailbox.try_pop_batch(batch, max_batch) > 0 {
         let hold = GroupHold {
             held: Held::acquire(lock),
@@ -253,6 +255,9 @@ pub(crate) fn run<G: GroupSpec>(
     lock: Arc<ActorLock>,
     config: LoopConfig,
 ) {
+    // This thread handles every member's queued messages (see
+    // `run_loop::run`).
+    let _consuming = lock.consuming(chain::thread_token());
     spec.started(&GroupHold {
         held: Held::acquire(&lock),
     });

@@ -3,23 +3,40 @@
 //!
 //! The per-thread call chain cannot see a cycle spread over threads: thread 1
 //! runs `A` and waits for `B` while thread 2 runs `B` and waits for `A`.
-//! Before a thread *waits* for an actor's lock (only after a failed
-//! try-lock, so the uncontended path never comes here) it takes the
-//! registry mutex and walks the edges
+//! Every blocking wait kaspar offers is an edge of the graph:
+//!
+//! * a synchronous delivery waiting for an actor's **lock** (`fast_send`,
+//!   `fast_send_spin`, `fast_send_adaptive`) waits for the lock's *owner*;
+//! * a thread waiting on an **`ask`** (`Ask::wait`, `Ask::wait_timeout`)
+//!   waits for the thread that runs the target's queue (its *consumer*: the
+//!   actor's own thread or its group's), which must handle the message;
+//! * a send waiting for **room** in a full mailbox (`WhenFull::Wait`) waits
+//!   for that same consumer to pop.
+//!
+//! Before a thread blocks (only then: an uncontended call, an answered ask
+//! and a push with room never come here) it takes the registry mutex and
+//! walks
 //!
 //! ```text
-//! lock --owner--> thread --waits for--> lock --owner--> ...
+//! wait --owner or consumer--> thread --waits for--> wait --> ...
 //! ```
 //!
 //! If the walk arrives back at the calling thread, waiting would close a
-//! cycle: the call returns [`FastSendError::Deadlock`](crate::FastSendError)
-//! instead. Otherwise the thread records its own edge and waits. Because
+//! cycle: the call returns a `Deadlock` error carrying the cycle
+//! ([`FastSendError::Deadlock`](crate::FastSendError),
+//! [`AskError::Deadlock`](crate::AskError::Deadlock),
+//! [`SendError::Deadlock`](crate::SendError::Deadlock), the last two
+//! handing nothing and the message back respectively) instead. Otherwise
+//! the thread records its own edge and waits. Because
 //! registration and walk happen under one mutex, of the threads that close a
 //! cycle the last one to register always sees it; the others stay blocked
 //! until it backs out and releases what it holds.
 //!
 //! A registered thread is blocked, so the locks it holds, and the owner
-//! words of those locks, are stable while its entry exists.
+//! words of those locks, are stable while its entry exists. A consumer
+//! word names a thread that is running its loop; an idle consumer is not
+//! registered (it waits for messages, not for another thread), so a walk
+//! through it ends: the message will be handled.
 
 use std::sync::Arc;
 
@@ -28,17 +45,63 @@ use crate::base::sync::Mutex;
 use crate::guard::chain::{self, CallChain};
 use crate::guard::lock::ActorLock;
 
+/// What a blocked thread waits for.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[non_exhaustive]
+pub enum WaitKind {
+    /// An actor's lock (a waiting `fast_send`): the thread holding it.
+    Lock,
+    /// The reply to an `ask`: the thread running the target's queue.
+    Reply,
+    /// Room in a full mailbox: the thread running the target's queue.
+    Room,
+}
+
+/// A wait, as the walk follows it: which lock, and which of its threads.
+#[derive(Clone)]
+pub(crate) struct WaitOn {
+    kind: WaitKind,
+    lock: Arc<ActorLock>,
+}
+
+impl WaitOn {
+    /// Waiting to take `lock`.
+    pub(crate) fn lock(lock: &Arc<ActorLock>) -> Self {
+        WaitOn {
+            kind: WaitKind::Lock,
+            lock: Arc::clone(lock),
+        }
+    }
+
+    /// Waiting for the thread that consumes `lock`'s queue.
+    pub(crate) fn consumer(kind: WaitKind, lock: &Arc<ActorLock>) -> Self {
+        debug_assert!(kind != WaitKind::Lock);
+        WaitOn {
+            kind,
+            lock: Arc::clone(lock),
+        }
+    }
+
+    /// The thread this wait depends on, or 0 for none.
+    fn holder(&self) -> usize {
+        match self.kind {
+            WaitKind::Lock => self.lock.owner(),
+            WaitKind::Reply | WaitKind::Room => self.lock.consumer(),
+        }
+    }
+}
+
 /// One thread's wait, as recorded in the registry.
 struct WaitEntry {
     thread: usize,
-    lock: Arc<ActorLock>,
+    on: WaitOn,
     target: (ActorId, &'static str),
     chain: CallChain,
 }
 
-/// The wait-for graph: one entry per thread blocked on an actor lock. An
-/// edge runs from a waiting thread to the lock it waits for, and from a
-/// lock to its owner (the lock's owner word).
+/// The wait-for graph: one entry per blocked thread. An edge runs from a
+/// waiting thread to what it waits for, and from that to the thread it
+/// depends on (a lock's owner, a queue's consumer).
 #[derive(Default)]
 struct Registry {
     waiting: Vec<WaitEntry>,
@@ -55,7 +118,7 @@ loom::lazy_static! {
 }
 
 /// One edge of a detected cycle: a thread, what it was running, and the
-/// actor whose lock it waits for.
+/// actor it waits for, and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WaitEdge {
     /// Runtime token of the waiting thread (not an OS thread id).
@@ -66,6 +129,8 @@ pub struct WaitEdge {
     pub waits_for: ActorId,
     /// That actor's type name.
     pub waits_for_name: &'static str,
+    /// For its lock, for a reply from it, or for room in its mailbox.
+    pub kind: WaitKind,
 }
 
 /// Removes the calling thread's registry entry on drop.
@@ -79,25 +144,25 @@ impl Drop for Registered {
     }
 }
 
-/// Walks the wait-for graph from `lock`. On a cycle through the calling
+/// Walks the wait-for graph from `on`. On a cycle through the calling
 /// thread returns its edges (the caller's own edge first); otherwise
-/// registers the caller as waiting for `lock` and returns a guard that
+/// registers the caller as waiting on `on` and returns a guard that
 /// deregisters it.
 ///
 /// Allocates only to report a cycle, or to record a non-empty call chain
-/// (a contended call made from inside a handler).
+/// (a wait begun from inside a handler).
 pub(crate) fn before_wait(
     me: usize,
-    lock: &Arc<ActorLock>,
+    on: WaitOn,
     target: (ActorId, &'static str),
 ) -> Result<Registered, Vec<WaitEdge>> {
     let mut reg = REGISTRY.lock();
-    if reg.closes_cycle(me, lock) {
-        return Err(reg.cycle_edges(me, lock, target, chain::snapshot()));
+    if reg.closes_cycle(me, &on) {
+        return Err(reg.cycle_edges(me, &on, target, chain::snapshot()));
     }
     reg.waiting.push(WaitEntry {
         thread: me,
-        lock: Arc::clone(lock),
+        on,
         target,
         chain: chain::snapshot(),
     });
@@ -120,15 +185,15 @@ impl Registry {
     /// Follows lock -> owner -> awaited lock from `lock`; true if it reaches
     /// `me`. Each step follows one registered thread, so a walk longer than the
     /// registry has entered a cycle that does not include `me`.
-    fn closes_cycle(&self, me: usize, lock: &ActorLock) -> bool {
-        let mut current = lock;
+    fn closes_cycle(&self, me: usize, on: &WaitOn) -> bool {
+        let mut current = on;
         for _ in 0..=self.waiting.len() {
-            let holder = current.owner();
+            let holder = current.holder();
             if holder == me {
                 return true;
             }
             match self.waiter(holder) {
-                Some(entry) => current = &entry.lock,
+                Some(entry) => current = &entry.on,
                 None => return false,
             }
         }
@@ -141,7 +206,7 @@ impl Registry {
     fn cycle_edges(
         &self,
         me: usize,
-        lock: &ActorLock,
+        on: &WaitOn,
         target: (ActorId, &'static str),
         my_chain: CallChain,
     ) -> Vec<WaitEdge> {
@@ -150,10 +215,11 @@ impl Registry {
             chain: my_chain,
             waits_for: target.0,
             waits_for_name: target.1,
+            kind: on.kind,
         }];
-        let mut current = lock;
+        let mut current = on;
         for _ in 0..self.waiting.len() {
-            let holder = current.owner();
+            let holder = current.holder();
             if holder == me {
                 break;
             }
@@ -165,8 +231,9 @@ impl Registry {
                 chain: entry.chain.clone(),
                 waits_for: entry.target.0,
                 waits_for_name: entry.target.1,
+                kind: entry.on.kind,
             });
-            current = &entry.lock;
+            current = &entry.on;
         }
         edges
     }
@@ -189,7 +256,7 @@ mod tests {
     fn waiting(thread: usize, lock: &Arc<ActorLock>, actor: u64) -> WaitEntry {
         WaitEntry {
             thread,
-            lock: Arc::clone(lock),
+            on: WaitOn::lock(lock),
             target: (ActorId(actor), "target"),
             chain: CallChain::default(),
         }
@@ -211,8 +278,9 @@ mod tests {
         let reg = Registry {
             waiting: vec![waiting(B, &l3, 3), waiting(A, &l2, 2)],
         };
-        assert!(reg.closes_cycle(C, &l1));
-        let edges = reg.cycle_edges(C, &l1, (ActorId(1), "one"), CallChain::default());
+        let on = WaitOn::lock(&l1);
+        assert!(reg.closes_cycle(C, &on));
+        let edges = reg.cycle_edges(C, &on, (ActorId(1), "one"), CallChain::default());
         let order: Vec<(usize, u64)> = edges
             .iter()
             .map(|e| (e.thread, e.waits_for.get()))
@@ -229,7 +297,7 @@ mod tests {
         let reg = Registry {
             waiting: vec![waiting(A, &l2, 2)],
         };
-        assert!(!reg.closes_cycle(C, &l1));
+        assert!(!reg.closes_cycle(C, &WaitOn::lock(&l1)));
         release(&[&l1, &l2]);
     }
 
@@ -241,8 +309,32 @@ mod tests {
         let reg = Registry {
             waiting: vec![waiting(A, &l2, 2), waiting(B, &l1, 1)],
         };
-        assert!(!reg.closes_cycle(C, &l1));
+        assert!(!reg.closes_cycle(C, &WaitOn::lock(&l1)));
         release(&[&l1, &l2]);
+    }
+
+    /// A holds L1 and waits for an `ask` to the actor behind L2, whose
+    /// consumer thread B waits for L1: the reply can never come.
+    #[test]
+    fn a_reply_wait_follows_the_targets_consumer_thread() {
+        let l1 = lock_held_by(A);
+        let l2 = Arc::new(ActorLock::new(false));
+        let _consumer = l2.consuming(B);
+        let reg = Registry {
+            waiting: vec![waiting(B, &l1, 1)],
+        };
+        let reply = WaitOn::consumer(WaitKind::Reply, &l2);
+        assert!(reg.closes_cycle(A, &reply));
+        let edges = reg.cycle_edges(A, &reply, (ActorId(2), "two"), CallChain::default());
+        let kinds: Vec<_> = edges.iter().map(|e| (e.thread, e.kind)).collect();
+        assert_eq!(kinds, vec![(A, WaitKind::Reply), (B, WaitKind::Lock)]);
+        // Waiting on one's own queue (an actor asking itself) is a cycle
+        // of one.
+        assert!(Registry::default().closes_cycle(B, &reply));
+        // With no consumer running, the walk ends.
+        drop(_consumer);
+        assert!(!reg.closes_cycle(A, &reply));
+        release(&[&l1]);
     }
 
     #[test]
@@ -252,7 +344,7 @@ mod tests {
         let mut reg = Registry {
             waiting: vec![waiting(A, &l2, 2)],
         };
-        assert!(!reg.closes_cycle(A, &free));
+        assert!(!reg.closes_cycle(A, &WaitOn::lock(&free)));
         assert!(reg.waiter(A).is_some());
         reg.remove(A);
         assert!(reg.waiter(A).is_none());

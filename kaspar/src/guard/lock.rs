@@ -49,16 +49,35 @@ pub(crate) struct ActorLock {
     /// walker reads it under the registry mutex, which orders it after the
     /// owner's registration.
     owner: AtomicUsize,
+    /// Token of the thread that runs this lock's run loop (the actor's own
+    /// thread, or its group's), or 0 while none does. The thread a queued
+    /// message waits for: the deadlock detector follows it from an `ask`
+    /// being waited on, or a send waiting for room. Written by that thread
+    /// at the start and end of its loop; read under the registry mutex.
+    consumer: AtomicUsize,
     /// Whether this lock is shared by the members of a group. Nested entry
     /// into *another* member is then legitimate; on a per-actor lock it can
     /// only mean re-entry into the same actor.
     group: bool,
 }
 
+/// Marks the calling thread as the consumer of a lock's queue while it
+/// lives (see `ActorLock::consuming`).
+pub(crate) struct Consuming<'a> {
+    lock: &'a ActorLock,
+}
+
+impl Drop for Consuming<'_> {
+    fn drop(&mut self) {
+        self.lock.consumer.store(0, Ordering::Relaxed);
+    }
+}
+
 impl fmt::Debug for ActorLock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ActorLock")
             .field("owner", &self.owner.load(Ordering::Relaxed))
+            .field("consumer", &self.consumer.load(Ordering::Relaxed))
             .field("group", &self.group)
             .finish()
     }
@@ -69,6 +88,7 @@ impl ActorLock {
         ActorLock {
             raw: RawLock::new(),
             owner: AtomicUsize::new(0),
+            consumer: AtomicUsize::new(0),
             group,
         }
     }
@@ -80,6 +100,19 @@ impl ActorLock {
     #[inline]
     pub(crate) fn owner(&self) -> usize {
         self.owner.load(Ordering::Relaxed)
+    }
+
+    /// The thread running this lock's run loop, or 0.
+    #[inline]
+    pub(crate) fn consumer(&self) -> usize {
+        self.consumer.load(Ordering::Relaxed)
+    }
+
+    /// Records the calling thread (token `me`) as the one that handles this
+    /// lock's queued messages, until the returned guard is dropped.
+    pub(crate) fn consuming(&self, me: usize) -> Consuming<'_> {
+        self.consumer.store(me, Ordering::Relaxed);
+        Consuming { lock: self }
     }
 
     /// Whether the calling thread (token `me`) holds the lock.

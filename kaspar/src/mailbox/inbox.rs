@@ -15,12 +15,12 @@ use std::sync::Arc;
 
 use crate::base::sync::{AtomicBool, Ordering};
 use crate::error::SendError;
-use crate::mailbox::Mailbox;
+use crate::mailbox::{Mailbox, Watch};
 
 /// A group's queue, as one member sees it.
 pub(crate) trait GroupSink<M>: Send + Sync {
     /// Wraps and pushes; hands the member's message back on failure.
-    fn push(&self, msg: M) -> Result<usize, SendError<M>>;
+    fn push(&self, msg: M, watch: Watch<'_>) -> Result<usize, SendError<M>>;
 }
 
 // The mailbox stays inline: boxing it would add a pointer chase to every
@@ -37,14 +37,14 @@ pub(crate) enum Inbox<M> {
 
 impl<M> Inbox<M> {
     #[inline]
-    pub(crate) fn push(&self, msg: M) -> Result<usize, SendError<M>> {
+    pub(crate) fn push(&self, msg: M, watch: Watch<'_>) -> Result<usize, SendError<M>> {
         match self {
-            Inbox::Own(mailbox) => mailbox.push(msg),
+            Inbox::Own(mailbox) => mailbox.push_watched(msg, watch),
             Inbox::Group { sink, closed } => {
                 if closed.load(Ordering::Acquire) {
                     Err(SendError::Closed(msg))
                 } else {
-                    sink.push(msg)
+                    sink.push(msg, watch)
                 }
             }
         }

@@ -79,8 +79,10 @@ pub enum WhenFull {
     #[default]
     Reject,
     /// Block the sender until the consumer frees a slot (or the mailbox
-    /// closes, which returns [`SendError::Closed`]). An actor that sends to
-    /// its own full mailbox this way waits forever: use `Reject` there.
+    /// closes, which returns [`SendError::Closed`]). A wait that could
+    /// never end, because the consumer is itself waiting for the sender
+    /// (an actor sending to its own full mailbox, say), is refused with
+    /// [`SendError::Deadlock`] instead.
     Wait,
 }
 

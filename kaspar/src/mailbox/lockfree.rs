@@ -60,6 +60,7 @@ use super::park::{Parker, SpinBudget};
 use super::{Drained, IdleWait, WhenFull};
 use crate::base::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, UnsafeCell};
 use crate::error::SendError;
+use crate::mailbox::Watch;
 
 /// The consumer is parked, or about to park.
 const SLEEPING: usize = 1;
@@ -194,8 +195,17 @@ impl<T> LockFreeMpsc<T> {
     /// Returns the length after the push (an upper bound).
     #[inline]
     pub fn push(&self, msg: T) -> Result<usize, SendError<T>> {
+        self.push_watched(msg, &|| Ok(None))
+    }
+
+    /// [`push`](Self::push), calling `watch` once before a wait for room
+    /// would block: the actor layer's deadlock check.
+    #[inline]
+    pub(crate) fn push_watched(&self, msg: T, watch: Watch<'_>) -> Result<usize, SendError<T>> {
         match self.try_push(msg) {
-            Err(SendError::Full(msg)) if self.when_full == WhenFull::Wait => self.push_waiting(msg),
+            Err(SendError::Full(msg)) if self.when_full == WhenFull::Wait => {
+                self.push_waiting(msg, watch)
+            }
             other => other,
         }
     }
@@ -261,7 +271,8 @@ impl<T> LockFreeMpsc<T> {
     /// The `WhenFull::Wait` slow path: retry, then sleep until the consumer
     /// frees space or the queue closes.
     #[cold]
-    fn push_waiting(&self, mut msg: T) -> Result<usize, SendError<T>> {
+    fn push_waiting(&self, mut msg: T, watch: Watch<'_>) -> Result<usize, SendError<T>> {
+        let mut registered = None;
         loop {
             for _ in 0..FULL_RETRIES {
                 crate::base::sync::thread::yield_now();
@@ -269,6 +280,15 @@ impl<T> LockFreeMpsc<T> {
                     Err(SendError::Full(m)) => msg = m,
                     other => return other,
                 }
+            }
+            if registered.is_none() {
+                // About to sleep: first make sure the consumer is not
+                // (transitively) waiting for this thread.
+                match watch() {
+                    Ok(r) => registered = Some(r),
+                    Err(cycle) => return Err(SendError::Deadlock { msg, cycle }),
+                }
+                continue;
             }
             let guard = self.space_lock.lock();
             // A read-modify-write, so that either the consumer's

@@ -60,6 +60,13 @@ pub use lockfree::LockFreeMpsc;
 pub use sharded::ShardedBQueue;
 
 use crate::error::SendError;
+use crate::guard::deadlock::{Registered, WaitEdge};
+
+/// Called by a push just before it would block waiting for room (a full
+/// [`WhenFull::Wait`] mailbox): registers the wait with the deadlock
+/// detector, or returns the cycle it would close. `Ok(None)`: nothing to
+/// check (a mailbox used outside an actor).
+pub(crate) type Watch<'a> = &'a dyn Fn() -> Result<Option<Registered>, Vec<WaitEdge>>;
 
 /// What a drain found.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -105,11 +112,18 @@ impl<T> Mailbox<T> {
     /// upper bound for some kinds), for the high-water mark.
     #[inline]
     pub fn push(&self, msg: T) -> Result<usize, SendError<T>> {
+        self.push_watched(msg, &|| Ok(None))
+    }
+
+    /// [`push`](Self::push), with the deadlock check a wait for room needs
+    /// (only a `LockFree` mailbox with [`WhenFull::Wait`] ever waits).
+    #[inline]
+    pub(crate) fn push_watched(&self, msg: T, watch: Watch<'_>) -> Result<usize, SendError<T>> {
         match self {
             Mailbox::BQueue(q) => q.push(msg),
             Mailbox::BQueueBatched(q) => q.push(msg),
             Mailbox::Sharded(q) => q.push(msg),
-            Mailbox::LockFree(q) => q.push(msg),
+            Mailbox::LockFree(q) => q.push_watched(msg, watch),
         }
     }
 

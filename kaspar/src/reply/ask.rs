@@ -11,9 +11,13 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use crate::base::ids::ActorId;
 use crate::base::sync::thread::{self, Thread};
 use crate::base::sync::{thread_local, Arc, Mutex};
 use crate::error::AskError;
+use crate::guard::chain;
+use crate::guard::deadlock::{self, Registered, WaitKind, WaitOn};
+use crate::guard::lock::ActorLock;
 
 /// The one-shot meeting point of an `ask` and its reply.
 pub(crate) struct Slot<R> {
@@ -128,6 +132,9 @@ fn recycle<R: Send + 'static>(slot: Arc<Slot<R>>) {
 pub struct Ask<R: Send + 'static> {
     /// `None` only while being dropped.
     slot: Option<Arc<Slot<R>>>,
+    /// Who must handle the message: the target's lock (whose consumer
+    /// thread runs the handler) and name, for the deadlock detector.
+    target: Option<AskTarget>,
     /// The reply (or its error) was taken: the replier is done with the
     /// slot or about to be.
     answered: bool,
@@ -169,11 +176,39 @@ impl<R: Send + 'static> fmt::Debug for Ask<R> {
     }
 }
 
+/// The actor an `ask` went to, as the deadlock detector names it.
+pub(crate) struct AskTarget {
+    pub(crate) lock: std::sync::Arc<ActorLock>,
+    pub(crate) id: ActorId,
+    pub(crate) name: &'static str,
+}
+
 impl<R: Send + 'static> Ask<R> {
-    pub(crate) fn new(slot: Arc<Slot<R>>) -> Self {
+    /// A handle on `slot` for a message queued to `target` (`None` where no
+    /// actor's thread answers, as in tests).
+    pub(crate) fn new(slot: Arc<Slot<R>>, target: Option<AskTarget>) -> Self {
         Ask {
             slot: Some(slot),
+            target,
             answered: false,
+        }
+    }
+
+    /// Before blocking: records this thread as waiting for the target's
+    /// consumer thread, or returns the cycle that waiting would close.
+    #[cold]
+    fn register(&self) -> Result<Option<Registered>, AskError> {
+        let Some(t) = &self.target else {
+            return Ok(None);
+        };
+        let on = WaitOn::consumer(WaitKind::Reply, &t.lock);
+        match deadlock::before_wait(chain::thread_token(), on, (t.id, t.name)) {
+            Ok(registered) => Ok(Some(registered)),
+            Err(cycle) => {
+                // Not waiting after all: the replier must not unpark us.
+                self.slot().state.lock().thread = None;
+                Err(AskError::Deadlock(cycle))
+            }
         }
     }
 
@@ -182,10 +217,22 @@ impl<R: Send + 'static> Ask<R> {
     }
 
     /// Blocks until the reply arrives.
+    ///
+    /// Returns [`AskError::Deadlock`] instead of blocking when the thread
+    /// that must handle the message is itself waiting, directly or through
+    /// other threads, for something this thread holds (for example, this
+    /// thread is inside a handler of `A`, and the target's thread waits in
+    /// a `fast_send` to `A`).
     pub fn wait(mut self) -> Result<R, AskError> {
+        let mut registered = None;
         loop {
             if let Some(v) = self.take_or_register() {
                 return v;
+            }
+            if registered.is_none() {
+                registered = Some(self.register()?);
+                // The reply may have come while we registered.
+                continue;
             }
             thread::park();
         }
@@ -211,11 +258,18 @@ impl<R: Send + 'static> Ask<R> {
 
     /// Blocks at most `timeout`. On [`AskError::Timeout`] the handle stays
     /// valid and can be waited on again.
+    /// Refuses to wait, like [`wait`](Ask::wait), when waiting would
+    /// deadlock.
     pub fn wait_timeout(&mut self, timeout: Duration) -> Result<R, AskError> {
         let deadline = Instant::now() + timeout;
+        let mut registered = None;
         loop {
             if let Some(v) = self.take_or_register() {
                 return v;
+            }
+            if registered.is_none() {
+                registered = Some(self.register()?);
+                continue;
             }
             let now = Instant::now();
             if now >= deadline {
@@ -269,7 +323,7 @@ mod tests {
 
     fn ask() -> (Ask<Reply>, ReplyTo<Reply>) {
         let slot = slot::<Reply>();
-        (Ask::new(Arc::clone(&slot)), ReplyTo::ask(slot))
+        (Ask::new(Arc::clone(&slot), None), ReplyTo::ask(slot))
     }
 
     #[test]

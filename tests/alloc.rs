@@ -4,10 +4,7 @@
 
 use kaspar::prelude::*;
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
-
-use counting_alloc::{allocations, Counting};
+use kaspar_suite::alloc::{allocations, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;

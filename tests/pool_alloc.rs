@@ -11,10 +11,7 @@ use kaspar::pool::{MemoryPool, Pooled};
 use kaspar::prelude::*;
 use parking_lot::Mutex;
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
-
-use counting_alloc::{allocations, Counting};
+use kaspar_suite::alloc::{allocations, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;

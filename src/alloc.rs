@@ -1,7 +1,26 @@
 //! A global allocator that counts allocations, for tests that prove a path
-//! allocates nothing. Each test binary that includes this module installs
-//! it with `#[global_allocator]`; keep one test function per such binary so
-//! nothing else allocates while it measures.
+//! allocates nothing.
+//!
+//! This module only defines the type: a test binary that measures installs
+//! it itself, so that no other binary linking this crate pays for the
+//! count:
+//!
+//! ```
+//! use kaspar_suite::alloc::{allocations, Counting};
+//!
+//! #[global_allocator]
+//! static GLOBAL: Counting = Counting;
+//!
+//! fn main() {
+//!     let before = allocations();
+//!     let boxed = std::hint::black_box(Box::new(7u64));
+//!     assert_eq!(allocations() - before, 1);
+//!     drop(boxed);
+//! }
+//! ```
+//!
+//! Keep one test function per such binary: the count is process-wide, and
+//! another test running at the same time would allocate into it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -11,7 +30,8 @@ pub struct Counting;
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
 
-/// Allocations (and reallocations) so far, process-wide.
+/// Allocations (and reallocations) so far, process-wide; always 0 unless
+/// [`Counting`] is the global allocator.
 pub fn allocations() -> u64 {
     ALLOCS.load(Relaxed)
 }

@@ -4,21 +4,20 @@
 //!
 //! `cargo bench --bench dispatch [-- --quick]`. Prints a markdown table and
 //! writes `target/kaspar-bench/dispatch.jsonl`. The cases live in
-//! `common/dispatch.rs`, shared with `paper.rs` (which adds the virtual-call
+//! `src/bench/dispatch.rs`, shared with `paper.rs` (which adds the virtual-call
 //! and no-reply arms).
 
-#[path = "common/mod.rs"]
-mod common;
+use kaspar_suite::bench;
 
 fn main() {
-    if let Some((case, n)) = common::callgrind_args() {
-        common::dispatch::callgrind(&case, n);
+    if let Some((case, n)) = bench::callgrind_args() {
+        bench::dispatch::callgrind(&case, n);
         return;
     }
-    let machine = common::Machine::detect();
-    let d = common::dispatch::measure(common::quick(), false);
-    common::dispatch::print(&d, &machine);
-    let mut json = common::JsonLines::new("dispatch");
-    common::dispatch::record(&d, &mut json);
+    let machine = bench::Machine::detect();
+    let d = bench::dispatch::measure(bench::quick(), false);
+    bench::dispatch::print(&d, &machine);
+    let mut json = bench::JsonLines::new("dispatch");
+    bench::dispatch::record(&d, &mut json);
     json.write();
 }

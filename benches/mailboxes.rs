@@ -4,7 +4,7 @@
 //! `cargo bench --bench mailboxes [-- --quick]`. Prints markdown tables with
 //! ratios measured in this run and writes
 //! `target/kaspar-bench/mailboxes.jsonl`. The measuring code lives in
-//! `common/mailboxes.rs`, shared with `paper.rs`.
+//! `src/bench/mailboxes.rs`, shared with `paper.rs`.
 //!
 //! Table 7, per kind, through the public `Mailbox` API:
 //! * `single_thread_rt_p50_ns`: one thread pushes one message and drains it;
@@ -26,15 +26,14 @@
 //!   receiver handles the balls one by one. The receiver cannot start before
 //!   the sender has built the whole burst.
 
-#[path = "common/mod.rs"]
-mod common;
+use kaspar_suite::bench;
 
 fn main() {
-    let machine = common::Machine::detect();
-    let m = common::mailboxes::measure(common::quick());
-    common::mailboxes::print(&m, &machine);
-    let mut json = common::JsonLines::new("mailboxes");
-    common::mailboxes::record(&m, &mut json);
+    let machine = bench::Machine::detect();
+    let m = bench::mailboxes::measure(bench::quick());
+    bench::mailboxes::print(&m, &machine);
+    let mut json = bench::JsonLines::new("mailboxes");
+    bench::mailboxes::record(&m, &mut json);
     let path = json.write();
     println!("\nwrote {}", path.display());
 }

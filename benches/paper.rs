@@ -9,13 +9,10 @@
 //! `target/kaspar-bench/paper.jsonl` (the per-table benches' keys, in one
 //! file) and `target/kaspar-bench/table5_cdf.svg` (Table 5's latency
 //! distributions). The measuring code is shared with the per-table benches
-//! through `common/`.
+//! through the suite's library (`src/bench/`).
 
-#[path = "common/mod.rs"]
-mod common;
-
-use common::table5::{fmt_ns, met};
-use common::{dispatch, mailboxes, pool, table5, JsonLines, Machine};
+use kaspar_suite::bench::table5::{fmt_ns, met};
+use kaspar_suite::bench::{self, dispatch, mailboxes, pool, table5, JsonLines, Machine};
 
 fn paper_cell(v: Option<f64>) -> String {
     v.map_or("—".into(), fmt_ns)
@@ -188,7 +185,7 @@ fn pool_table(p: &pool::Pool) {
 }
 
 fn main() {
-    let quick = common::quick();
+    let quick = bench::quick();
     let machine = Machine::detect();
     let started = std::time::Instant::now();
 
@@ -225,7 +222,7 @@ fn main() {
 
     let series: Vec<(&str, &hdrhistogram::Histogram<u64>)> =
         t5.rows.iter().map(|r| (r.case, &r.hist)).collect();
-    let svg = common::cdf::svg(
+    let svg = bench::cdf::svg(
         "Table 5: round-trip latency, CDF",
         &format!(
             "{} cores, {}; {} samples per cross-thread row, {} per local row",
@@ -236,7 +233,7 @@ fn main() {
         ),
         &series,
     );
-    let svg_path = common::bench_dir().join("table5_cdf.svg");
+    let svg_path = bench::bench_dir().join("table5_cdf.svg");
     std::fs::write(&svg_path, svg).expect("write the CDF");
     println!(
         "\nJSON lines: {}\nCDF: {}\nTotal: {:.1} s",

@@ -12,17 +12,16 @@
 //!   in the header, is included), and p99 / p99.9 / max come from those.
 //!
 //! Writes `target/kaspar-bench/pool.jsonl`. The measuring code lives in
-//! `common/pool.rs`, shared with `paper.rs`.
+//! `src/bench/pool.rs`, shared with `paper.rs`.
 
-#[path = "common/mod.rs"]
-mod common;
+use kaspar_suite::bench;
 
 fn main() {
-    let machine = common::Machine::detect();
-    let p = common::pool::measure(common::quick());
-    common::pool::print(&p, &machine);
-    let mut json = common::JsonLines::new("pool");
-    common::pool::record(&p, &mut json);
+    let machine = bench::Machine::detect();
+    let p = bench::pool::measure(bench::quick());
+    bench::pool::print(&p, &machine);
+    let mut json = bench::JsonLines::new("pool");
+    bench::pool::record(&p, &mut json);
     let path = json.write();
     println!();
     println!("JSON lines: {}", path.display());

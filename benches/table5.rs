@@ -8,27 +8,26 @@
 //!
 //! `cargo bench --bench table5 [-- --quick]`. Prints markdown and writes
 //! `target/kaspar-bench/table5.jsonl`. The rows themselves live in
-//! `common/table5.rs`, shared with `paper.rs`.
+//! `src/bench/table5.rs`, shared with `paper.rs`.
 
-#[path = "common/mod.rs"]
-mod common;
+use kaspar_suite::bench;
 
 fn main() {
-    if let Some((case, n)) = common::callgrind_args() {
-        common::table5::callgrind(&case, n);
+    if let Some((case, n)) = bench::callgrind_args() {
+        bench::table5::callgrind(&case, n);
         return;
     }
-    let quick = common::quick();
-    let machine = common::Machine::detect();
-    let t = common::table5::measure(quick);
+    let quick = bench::quick();
+    let machine = bench::Machine::detect();
+    let t = bench::table5::measure(quick);
     println!(
         "## Table 5: one round trip, four delivery paths{}\n",
         if quick { " (--quick)" } else { "" }
     );
     println!("{}\n", machine.header());
-    common::table5::print(&t);
-    let mut json = common::JsonLines::new("table5");
-    common::table5::record(&t, &mut json);
+    bench::table5::print(&t);
+    let mut json = bench::JsonLines::new("table5");
+    bench::table5::record(&t, &mut json);
     let path = json.write();
     println!("\nJSON lines: {}", path.display());
 }

@@ -5,6 +5,10 @@
 //! includes another's files. Nothing here is part of kaspar's API.
 //!
 //! * [`alloc`]: a counting global allocator, for tests that prove a path
-//!   allocates nothing.
+//!   allocates nothing;
+//! * [`bench`](mod@bench): the benches' machine header, JSON-lines output,
+//!   percentiles and charts, and the measuring code of each table the
+//!   benches reproduce (the `tick_to_book` example reports through it too).
 
 pub mod alloc;
+pub mod bench;

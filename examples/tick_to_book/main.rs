@@ -25,8 +25,6 @@
 //!
 //! See `examples/tick_to_book/README.md`.
 
-#[path = "../../benches/common/mod.rs"]
-mod common;
 // The feed, generator, pipeline and replay are shared with
 // tests/tick_to_book.rs (and the feed with the fuzz target); some of their
 // items are used only there.
@@ -46,8 +44,9 @@ mod run;
 
 use std::process::ExitCode;
 
+use kaspar_suite::bench::{bench_dir, JsonLines, Machine};
+
 use crate::cli::parse_args;
-use crate::common::{JsonLines, Machine};
 use crate::feed::Stream;
 use crate::report::ConfigReport;
 use crate::run::run_config;
@@ -127,7 +126,7 @@ fn main() -> ExitCode {
     report::json(&reports, &mut rows);
     let path = rows.write();
     println!("\nJSON lines: {}", path.display());
-    match report::charts(&common::bench_dir(), &reports) {
+    match report::charts(&bench_dir(), &reports) {
         Ok(paths) => {
             for p in paths {
                 println!("chart: {}", p.display());

@@ -3,8 +3,9 @@
 
 use std::fmt::Write as _;
 
+use kaspar_suite::bench::JsonLines;
+
 use super::stats::{ConfigReport, MIN_BUCKET, QLEN_ROWS};
-use crate::common::JsonLines;
 use crate::feed::Stream;
 
 fn us(ns: f64) -> String {

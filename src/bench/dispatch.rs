@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use kaspar::prelude::*;
 
-use super::{JsonLines, Machine};
+use super::{median, JsonLines, Machine};
 
 pub struct State {
     total: u64,
@@ -134,11 +134,6 @@ fn time(iters: u64, mut f: impl FnMut(u64) -> u64) -> f64 {
         black_box(f(black_box(i)));
     }
     t.elapsed().as_nanos() as f64 / iters as f64
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 /// The cases `benches/dispatch.rs` reports.
@@ -280,7 +275,10 @@ pub fn measure(quick: bool, extended: bool) -> Dispatch {
     Dispatch {
         iters,
         runs,
-        rows: cases.into_iter().map(|(c, v)| (c, median(v))).collect(),
+        rows: cases
+            .into_iter()
+            .map(|(c, mut v)| (c, median(&mut v)))
+            .collect(),
     }
 }
 

@@ -27,11 +27,10 @@ use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
-use hdrhistogram::Histogram;
 use kaspar::mailbox::{Drained, Mailbox, WhenFull};
 use kaspar::prelude::*;
 
-use super::{JsonLines, Machine};
+use super::{histogram, median, JsonLines, Machine};
 
 const CASES: [(&str, MailboxKind); 4] = [
     ("bqueue", MailboxKind::BQueue { capacity: 1024 }),
@@ -278,7 +277,7 @@ fn single_thread_rt_p50(kind: MailboxKind, samples: usize) -> f64 {
             per_rt.push(ns);
         }
     }
-    super::median(&mut per_rt)
+    median(&mut per_rt)
 }
 
 fn burst_ns_per_msg(kind: MailboxKind, total: usize) -> f64 {
@@ -326,7 +325,7 @@ fn fanin_push_p99(kind: MailboxKind, per_producer: usize) -> f64 {
         .map(|p| {
             let (q, start) = (Arc::clone(&q), Arc::clone(&start));
             std::thread::spawn(move || {
-                let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+                let mut hist = histogram();
                 start.wait();
                 for i in 0..per_producer {
                     let t0 = Instant::now();
@@ -337,7 +336,7 @@ fn fanin_push_p99(kind: MailboxKind, per_producer: usize) -> f64 {
             })
         })
         .collect();
-    let mut all = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+    let mut all = histogram();
     for p in producers {
         all.add(p.join().unwrap()).unwrap();
     }

@@ -20,7 +20,7 @@ use std::time::Instant;
 use hdrhistogram::Histogram;
 use kaspar::pool::Pooled;
 
-use super::{JsonLines, Machine};
+use super::{histogram, JsonLines, Machine};
 
 /// The message: 128 bytes, a typical "too big to sit in a ring slot" body.
 type Msg = [u64; 16];
@@ -92,10 +92,6 @@ impl Variant for GlobalMutex {
     fn free(&self, handle: Box<Msg>) {
         self.free.lock().unwrap().push(handle);
     }
-}
-
-fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("histogram bounds")
 }
 
 #[inline]

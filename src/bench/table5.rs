@@ -25,7 +25,7 @@ use std::time::Instant;
 use hdrhistogram::Histogram;
 use kaspar::prelude::*;
 
-use super::JsonLines;
+use super::{histogram, median, JsonLines};
 
 /// The rows of the table, in order.
 pub const ROUND_TRIPS: [&str; 4] = [
@@ -193,11 +193,6 @@ pub struct Pair {
     pub pong: Addr<Ponger>,
 }
 
-/// Histogram bounds shared by every latency here: 1 ns to 60 s.
-pub fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("histogram bounds")
-}
-
 /// Iteration counts.
 #[derive(Clone, Copy, Debug)]
 pub struct Sizes {
@@ -338,9 +333,9 @@ fn queued_row(case: &'static str, setup: Setup, rounds: u64, runs: usize) -> Rou
     system.shutdown();
     RoundTrip {
         case,
-        p50_ns: super::median(&mut p50s),
-        p99_ns: super::median(&mut p99s),
-        amortized_ns: super::median(&mut amortized),
+        p50_ns: median(&mut p50s),
+        p99_ns: median(&mut p99s),
+        amortized_ns: median(&mut amortized),
         hist: all,
     }
 }
@@ -373,9 +368,9 @@ fn fast_send_row(rounds: u64, runs: usize) -> RoundTrip {
     system.shutdown();
     RoundTrip {
         case: "fast_send",
-        p50_ns: super::median(&mut p50s),
-        p99_ns: super::median(&mut p99s),
-        amortized_ns: super::median(&mut amortized),
+        p50_ns: median(&mut p50s),
+        p99_ns: median(&mut p99s),
+        amortized_ns: median(&mut amortized),
         hist: all,
     }
 }
@@ -407,7 +402,7 @@ fn intra_group(iters: u64, runs: usize) -> (f64, f64) {
         intra.push(ns);
     }
     system.shutdown();
-    (super::median(&mut direct), super::median(&mut intra))
+    (median(&mut direct), median(&mut intra))
 }
 
 /// For instruction counting under `valgrind --tool=callgrind`: runs

@@ -1,0 +1,44 @@
+//! What the benches share: the command line (`--quick`, `--callgrind`),
+//! the machine header, JSON-lines output, percentiles, the latency CDF,
+//! and each reproduced table's measuring code, which its own bench and
+//! `benches/paper.rs` both call.
+//!
+//! * [`Machine`] (`machine.rs`): what the numbers were measured on;
+//! * [`JsonLines`] and [`bench_dir`] (`json_lines.rs`): the rows under
+//!   `target/kaspar-bench/`;
+//! * [`percentile`], [`median`], [`histogram`] (`stats.rs`);
+//! * [`cdf`]: the latency CDF as SVG;
+//! * [`table5`], [`dispatch`] (Table 6), [`mailboxes`] (Table 7 and the
+//!   batching ping-pong), [`pool`]: the tables.
+
+pub mod cdf;
+pub mod dispatch;
+mod json_lines;
+mod machine;
+pub mod mailboxes;
+pub mod pool;
+mod stats;
+pub mod table5;
+
+pub use json_lines::{bench_dir, JsonLines};
+pub use machine::Machine;
+pub use stats::{histogram, median, percentile};
+
+/// Whether the bench was started with `--quick` (smaller iteration counts).
+pub fn quick() -> bool {
+    std::env::args().any(|a| a == "--quick")
+}
+
+/// `--callgrind CASE N` on the command line: run one case N times and
+/// nothing else (instruction counts; see benches/README.md). `None` when
+/// the flag is absent; panics if it lacks its two values.
+pub fn callgrind_args() -> Option<(String, u64)> {
+    let args: Vec<String> = std::env::args().collect();
+    let i = args.iter().position(|a| a == "--callgrind")?;
+    let case = args.get(i + 1).expect("--callgrind CASE N").clone();
+    let n = args
+        .get(i + 2)
+        .and_then(|n| n.parse().ok())
+        .expect("--callgrind CASE N");
+    Some((case, n))
+}

@@ -6,9 +6,11 @@
 //!
 //! * [`alloc`]: a counting global allocator, for tests that prove a path
 //!   allocates nothing;
+//! * [`backtest`]: the `backtest` example's strategy group;
 //! * [`bench`](mod@bench): the benches' machine header, JSON-lines output,
 //!   percentiles and charts, and the measuring code of each table the
 //!   benches reproduce (the `tick_to_book` example reports through it too).
 
 pub mod alloc;
+pub mod backtest;
 pub mod bench;

@@ -4,13 +4,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kaspar::journal::{JournalErrorKind, JournalReader, Journaled};
-#[path = "../examples/backtest/strategy.rs"]
-mod strategy;
-
 use kaspar::prelude::*;
 use kaspar::{Clock, Simulation, Time};
+use kaspar_suite::backtest::*;
 use proptest::prelude::*;
-use strategy::*;
 
 fn simulate(input: &[(Time, Tick)], heartbeat: Option<Duration>) -> Trace {
     let mut sim = Simulation::<Trading>::new(members(heartbeat));

@@ -11,13 +11,15 @@
 //!
 //! Run: `cargo run --release --example backtest [seconds]`
 
-mod strategy;
-
 use std::time::{Duration, Instant};
 
 use kaspar::journal::{JournalReader, Journaled};
 use kaspar::{Clock, Simulation, System};
-use strategy::{members, orders_actor, route, ticks, wire, Flush, Input, Order, Trading};
+// The strategy group lives in the suite's library (src/backtest.rs), which
+// tests/simulation.rs uses too.
+use kaspar_suite::backtest::{
+    members, orders_actor, route, ticks, wire, Flush, Input, Order, Trading,
+};
 
 fn show(name: &str, orders: &[Order]) {
     println!("{name}: {} orders", orders.len());

@@ -1,6 +1,7 @@
-//! The strategy group of `examples/backtest.rs`: market data -> signal ->
-//! orders. Shared with `tests/simulation.rs`, which includes this file.
-#![allow(dead_code)]
+//! The strategy group of the `backtest` example: market data -> signal ->
+//! orders, with the orders going to an actor outside the group. The
+//! example runs it live and then replays its journal in a `Simulation`;
+//! `tests/simulation.rs` checks that simulations of one input agree.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,32 +10,52 @@ use kaspar::prelude::*;
 use kaspar::Time;
 use serde::{Deserialize, Serialize};
 
+/// One price from the market: the group's input.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Tick {
+    /// Position in the feed, from 0.
     pub seq: u64,
+    /// The price.
     pub price: i64,
 }
+/// Timer message: [`MarketData`] reports a [`Status`] to the orders actor.
 #[derive(Clone)]
 pub struct Heartbeat;
+/// Asks [`MarketData`] how many ticks it has handled.
 pub struct Flush;
+/// Connects [`MarketData`] to the signal and the orders actor, and starts
+/// its heartbeat if it has one.
 pub struct Wire {
+    /// The signal, in the same group.
     pub signal: Addr<Signal>,
+    /// The orders actor, outside the group.
     pub orders: Addr<Orders>,
 }
+/// A tick passed from market data to the signal.
 pub struct Price(pub Tick);
+/// What the signal decides: buy or sell at the tick's price.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Order {
+    /// The tick that triggered it.
     pub seq: u64,
+    /// Buy (the fast average crossed above the slow one) or sell.
     pub buy: bool,
+    /// The tick's price.
     pub price: i64,
 }
+/// What a heartbeat reports: when, and how many ticks so far.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Status {
+    /// The clock's time at the heartbeat.
     pub at: Time,
+    /// Ticks handled so far.
     pub ticks: u64,
 }
+/// A line for the orders actor's log.
 pub struct Record(pub String);
 
+/// Takes each tick, counts it and passes it to the signal by `fast_send`;
+/// with a heartbeat period, reports its [`Status`] on that timer.
 #[actor]
 pub struct MarketData {
     signal: Option<Addr<Signal>>,
@@ -89,8 +110,10 @@ pub struct Signal {
     orders: Option<Addr<Orders>>,
 }
 
+/// Connects the signal to the orders actor.
 pub struct SignalWire(pub Addr<Orders>);
 
+/// The integer mean of `v` (0 for none).
 pub fn mean(v: &[i64]) -> i64 {
     v.iter().sum::<i64>() / v.len().max(1) as i64
 }
@@ -126,6 +149,8 @@ impl Signal {
     }
 }
 
+/// Outside the group: records every order it gets, and a log line for
+/// each order and status, stamped with its clock's time.
 #[actor]
 pub struct Orders {
     sent: Arc<Mutex<Vec<Order>>>,
@@ -152,12 +177,18 @@ impl Orders {
     }
 }
 
+/// The strategy group: market data and the signal on one thread.
 #[group]
 pub struct Trading {
+    /// The input side.
     pub md: Addr<MarketData>,
+    /// The moving-average crossover.
     pub signal: Addr<Signal>,
 }
 
+/// The group's initial members: fast and slow averages over 3 and 8
+/// prices, heartbeat every `heartbeat` if given. Live runs and simulations
+/// start from these.
 pub fn members(heartbeat: Option<Duration>) -> (MarketData, Signal) {
     (
         MarketData {
@@ -176,9 +207,13 @@ pub fn members(heartbeat: Option<Duration>) -> (MarketData, Signal) {
     )
 }
 
+/// What a run leaves behind: the orders, and the orders actor's log.
 pub type Trace = (Vec<Order>, Vec<String>);
+/// A list an actor appends to and the caller reads after the run.
 pub type Shared<T> = Arc<Mutex<Vec<T>>>;
 
+/// A fresh orders actor, with the lists it will append its orders and its
+/// log lines to.
 pub fn orders_actor() -> (Orders, Shared<Order>, Shared<String>) {
     let sent = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::new(Mutex::new(Vec::new()));
@@ -192,6 +227,8 @@ pub fn orders_actor() -> (Orders, Shared<Order>, Shared<String>) {
     )
 }
 
+/// Wires a started group to `orders`, by `send` through the group's one
+/// queue: call it before sending the first tick.
 pub fn wire(g: &Trading, orders: &Addr<Orders>) {
     g.signal.send(SignalWire(orders.clone())).unwrap();
     g.md.send(Wire {
@@ -201,7 +238,9 @@ pub fn wire(g: &Trading, orders: &Addr<Orders>) {
     .unwrap();
 }
 
-/// A deterministic synthetic price path.
+/// A deterministic synthetic price path: `n` ticks about 1 ms apart
+/// (jittered by up to 0.5 ms), a random walk from 10,000 in steps of
+/// -10..=10. The same seed gives the same ticks.
 pub fn ticks(n: u64, seed: u64) -> Vec<(Time, Tick)> {
     let mut x = seed | 1;
     let mut price = 10_000i64;
@@ -217,11 +256,14 @@ pub fn ticks(n: u64, seed: u64) -> Vec<(Time, Tick)> {
         .collect()
 }
 
+/// What the journal records: everything that enters the group.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum Input {
+    /// A market tick, for [`MarketData`].
     Tick(Tick),
 }
 
+/// Delivers one journaled input to the group; `false` if it was refused.
 pub fn route(g: &Trading, input: Input) -> bool {
     match input {
         Input::Tick(t) => g.md.send(t).is_ok(),

@@ -9,8 +9,11 @@
 //! * [`backtest`]: the `backtest` example's strategy group;
 //! * [`bench`](mod@bench): the benches' machine header, JSON-lines output,
 //!   percentiles and charts, and the measuring code of each table the
-//!   benches reproduce (the `tick_to_book` example reports through it too).
+//!   benches reproduce (the `tick_to_book` example reports through it too);
+//! * [`tick_to_book`]: the case study's feed, exchange, pipeline and
+//!   simulation replay, which the example runs and its test checks.
 
 pub mod alloc;
 pub mod backtest;
 pub mod bench;
+pub mod tick_to_book;

@@ -4,38 +4,25 @@
 //! decoder, and the group replayed in a `Simulation` from the recorded
 //! arrivals produces exactly what the live group produced.
 
-#[allow(dead_code)]
-#[path = "../examples/tick_to_book/feed/mod.rs"]
-mod feed;
-#[allow(dead_code)]
-#[path = "../examples/tick_to_book/generator/mod.rs"]
-mod generator;
-#[allow(dead_code)]
-#[path = "../examples/tick_to_book/pipeline/mod.rs"]
-mod pipeline;
-#[allow(dead_code)]
-#[path = "../examples/tick_to_book/replay.rs"]
-mod replay;
-
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use kaspar::prelude::*;
-
-use feed::{
-    Action, Arbiter, Book, BookEntry, DecodeError, Entry, Packet, PacketWriter, Side, Stream,
+use kaspar_suite::tick_to_book::feed::{
+    self, Action, Arbiter, Book, BookEntry, DecodeError, Entry, Packet, PacketWriter, Side, Stream,
     TradeEntry, ARBITRATION_WINDOW, MAX_DATAGRAM, MAX_MESSAGES,
 };
-use generator::{
+use kaspar_suite::tick_to_book::generator::{
     offline_packets, read_capture, run_sender, security_ids, CaptureWriter, FeedId, GenConfig,
     Generator, Hawkes, SendPlan, SendProgress, XorShift,
 };
-use pipeline::{
-    ArrivalLog, Datagram, GroupResults, InFlight, MarketData, Order, OrderLog, OrderOut,
+use kaspar_suite::tick_to_book::pipeline::{
+    self, ArrivalLog, Datagram, GroupResults, InFlight, MarketData, Order, OrderLog, OrderOut,
     ReadUntilStopped, Route, SocketReader,
 };
+use kaspar_suite::tick_to_book::replay;
 
 const SEED: u64 = 42;
 

@@ -5,8 +5,7 @@
 use std::path::PathBuf;
 
 use kaspar::prelude::*;
-
-use crate::generator::GenConfig;
+use kaspar_suite::tick_to_book::generator::GenConfig;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Config {

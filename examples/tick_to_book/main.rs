@@ -17,25 +17,15 @@
 //!
 //! After each configuration's live run, the decode-and-book group is
 //! replayed in a `kaspar::Simulation` from the recorded arrivals, and its
-//! orders, books, records and counters must equal the live run's
-//! (`replay.rs`).
+//! orders, books, records and counters must equal the live run's.
 //!
 //! Here: the report around the runs. The command line is in `cli.rs`, one
 //! configuration's run and its checks in `run.rs` and `replay_check.rs`.
+//! What they run (the feed, the exchange, the pipeline's actors and the
+//! replay) is in the suite's library, `kaspar_suite::tick_to_book`
+//! (`src/tick_to_book/`), which `tests/tick_to_book.rs` checks.
 //!
 //! See `examples/tick_to_book/README.md`.
-
-// The feed, generator, pipeline and replay are shared with
-// tests/tick_to_book.rs (and the feed with the fuzz target); some of their
-// items are used only there.
-#[allow(dead_code)]
-mod feed;
-#[allow(dead_code)]
-mod generator;
-#[allow(dead_code)]
-mod pipeline;
-#[allow(dead_code)]
-mod replay;
 
 mod cli;
 mod replay_check;
@@ -45,9 +35,9 @@ mod run;
 use std::process::ExitCode;
 
 use kaspar_suite::bench::{bench_dir, JsonLines, Machine};
+use kaspar_suite::tick_to_book::feed::Stream;
 
 use crate::cli::parse_args;
-use crate::feed::Stream;
 use crate::report::ConfigReport;
 use crate::run::run_config;
 

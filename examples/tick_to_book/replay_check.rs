@@ -1,14 +1,16 @@
 //! After a live run: where its capture and arrivals files go ([`Files`]),
-//! and the simulation replay check ([`simulate`]), which runs `replay.rs`
-//! on them and reports whether the simulated group equals the live one.
+//! and the simulation replay check ([`simulate`]), which runs the
+//! library's `tick_to_book::replay` on them and reports whether the
+//! simulated group equals the live one.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use kaspar_suite::tick_to_book::generator::{read_capture, security_ids};
+use kaspar_suite::tick_to_book::pipeline::{ArrivalLog, GroupResults, Order};
+use kaspar_suite::tick_to_book::replay::{self, Arrivals};
+
 use crate::cli::{Config, Options};
-use crate::generator::{read_capture, security_ids};
-use crate::pipeline::{ArrivalLog, GroupResults, Order};
-use crate::replay::{self, Arrivals};
 
 /// Where a configuration's packet stream and arrivals go.
 pub struct Files {

@@ -11,13 +11,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
-
-use crate::cli::{Config, Options};
-use crate::generator::{run_sender, security_ids, FeedId, Generator, SendPlan, SendProgress};
-use crate::pipeline::{
+use kaspar_suite::tick_to_book::generator::{
+    run_sender, security_ids, FeedId, Generator, SendPlan, SendProgress,
+};
+use kaspar_suite::tick_to_book::pipeline::{
     self, Counters, MarketData, OrderLog, OrderOut, ReadUntilStopped, ReaderStats, Route,
     SocketReader,
 };
+
+use crate::cli::{Config, Options};
 use crate::replay_check::{simulate, Files};
 
 /// Everything one configuration's run produced.

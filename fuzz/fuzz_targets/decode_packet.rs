@@ -4,11 +4,8 @@
 //! the messages and entries it declared (asserted inside `exercise`).
 #![no_main]
 
+use kaspar_suite::tick_to_book::feed;
 use libfuzzer_sys::fuzz_target;
-
-#[allow(dead_code)]
-#[path = "../../examples/tick_to_book/feed/mod.rs"]
-mod feed;
 
 fuzz_target!(|data: &[u8]| {
     let mut book = feed::Book::new(&[5602, 3141, 7921]);

@@ -4,9 +4,8 @@
 //! [`ConfigReport`], one configuration's streams, ready to report.
 
 use hdrhistogram::Histogram;
-
-use crate::feed::Stream;
-use crate::pipeline::{Record, QLEN_NONE};
+use kaspar_suite::tick_to_book::feed::Stream;
+use kaspar_suite::tick_to_book::pipeline::{Record, QLEN_NONE};
 
 /// Fewest samples an idx or qlen bucket needs to count.
 pub(super) const MIN_BUCKET: usize = 20;

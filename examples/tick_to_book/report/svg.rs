@@ -4,8 +4,9 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use kaspar_suite::tick_to_book::feed::Stream;
+
 use super::stats::ConfigReport;
-use crate::feed::Stream;
 
 const COLORS: [&str; 4] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
 const W: f64 = 720.0;

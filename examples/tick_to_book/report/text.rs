@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 use kaspar_suite::bench::JsonLines;
+use kaspar_suite::tick_to_book::feed::Stream;
 
 use super::stats::{ConfigReport, MIN_BUCKET, QLEN_ROWS};
-use crate::feed::Stream;
 
 fn us(ns: f64) -> String {
     if ns.is_nan() {

@@ -6,7 +6,7 @@
 use kaspar::prelude::*;
 
 use super::{Apply, Publish, Signal};
-use crate::feed::{Book, Level, Stream};
+use crate::tick_to_book::feed::{Book, Level, Stream};
 
 /// One published book update, as measured.
 #[derive(Clone, Copy, Debug)]
@@ -19,7 +19,8 @@ pub struct Record {
     pub stream: Stream,
     /// Position of the message in its packet (0 = first).
     pub idx: u8,
-    /// Datagrams waiting ahead of its datagram, or [`QLEN_NONE`](crate::pipeline::QLEN_NONE).
+    /// Datagrams waiting ahead of its datagram, or
+    /// [`QLEN_NONE`](crate::tick_to_book::pipeline::QLEN_NONE).
     pub qlen: u32,
 }
 

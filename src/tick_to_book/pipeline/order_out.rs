@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use kaspar::prelude::*;
 
-use crate::feed;
-use crate::pipeline::Counters;
+use crate::tick_to_book::feed;
+use crate::tick_to_book::pipeline::Counters;
 
 /// An order for the order-management actor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

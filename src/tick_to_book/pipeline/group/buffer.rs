@@ -5,7 +5,7 @@
 use kaspar::prelude::*;
 
 use super::Arbiter;
-use crate::pipeline::{ArrivalLog, Counters, Datagram};
+use crate::tick_to_book::pipeline::{ArrivalLog, Counters, Datagram};
 
 /// Connects the buffer to the arbiter.
 pub struct ToArbiter(pub Addr<Arbiter>);

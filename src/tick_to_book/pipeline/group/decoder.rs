@@ -6,8 +6,8 @@
 use kaspar::prelude::*;
 
 use super::BookBuilder;
-use crate::feed::{Entry, Packet, Stream};
-use crate::pipeline::{Counters, Datagram};
+use crate::tick_to_book::feed::{Entry, Packet, Stream};
+use crate::tick_to_book::pipeline::{Counters, Datagram};
 
 /// Connects the decoder to the book.
 pub struct ToBook(pub Addr<BookBuilder>);

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use kaspar::pool::Pooled;
 
-use crate::feed::MAX_DATAGRAM;
-use crate::generator::FeedId;
+use crate::tick_to_book::feed::MAX_DATAGRAM;
+use crate::tick_to_book::generator::FeedId;
 
 /// A datagram buffer from the pool.
 pub type Buf = Pooled<[u8; MAX_DATAGRAM]>;

@@ -23,10 +23,11 @@
 //! their input as [`Datagram`] messages, so the same group can be driven
 //! from a capture file under a virtual clock. The [`Buffer`] can journal
 //! every datagram in the order the group handled it ([`ArrivalLog`],
-//! `journal.rs`); `replay.rs` joins that with the capture file and feeds it
-//! to a `kaspar::Simulation` of the same group (see the README).
+//! `journal.rs`); [`replay`](super::replay) joins that with the capture
+//! file and feeds it to a `kaspar::Simulation` of the same group (see the
+//! example's README).
 //!
-//! Everything is re-exported here, so the rest of the example names it
+//! Everything is re-exported here, so users name it
 //! `pipeline::MarketData` and so on. A message lives beside the actor
 //! that handles it; [`Counters`], which every actor answers, lives here.
 
@@ -36,9 +37,6 @@ mod group;
 mod journal;
 mod order_out;
 
-// The example and the test each use a different part of this interface
-// (hence the allow, as on their `mod` lines).
-#[allow(unused_imports)]
 pub use self::{
     capture::{ReadUntilStopped, ReaderStats, Route, SocketReader},
     datagram::{new_buf, Buf, Datagram, InFlight, QLEN_NONE},

@@ -7,8 +7,9 @@
 
 use std::collections::VecDeque;
 
-use crate::feed::{
-    Action, Book, BookEntry, Entry, Level, PacketWriter, Side, Stream, TradeEntry, DEPTH,
+use crate::tick_to_book::feed::{
+    Action, Book, BookEntry, Entry, Instrument, Ladder, Level, PacketWriter, Side, Stream,
+    TradeEntry, DEPTH,
 };
 
 use super::log::PacketLog;
@@ -203,7 +204,7 @@ impl Generator {
         }
     }
 
-    fn trade(&mut self, inst: &crate::feed::Instrument, id: i32, t: u64) {
+    fn trade(&mut self, inst: &Instrument, id: i32, t: u64) {
         let aggressor = if self.rng.chance(0.5) {
             Side::Bid
         } else {
@@ -272,13 +273,7 @@ impl Generator {
     }
 
     /// A single valid book entry: insert, resize or remove a level.
-    fn quote(
-        &mut self,
-        inst: &crate::feed::Instrument,
-        id: i32,
-        tick: i64,
-        start_px: i64,
-    ) -> BookEntry {
+    fn quote(&mut self, inst: &Instrument, id: i32, tick: i64, start_px: i64) -> BookEntry {
         let side = if self.rng.chance(0.5) {
             Side::Bid
         } else {
@@ -339,8 +334,8 @@ impl Generator {
     fn new_price(
         &mut self,
         side: Side,
-        own: &crate::feed::Ladder,
-        other: &crate::feed::Ladder,
+        own: &Ladder,
+        other: &Ladder,
         level: usize,
         start_px: i64,
         tick: i64,

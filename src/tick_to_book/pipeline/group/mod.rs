@@ -28,8 +28,8 @@ pub use signal::{Signal, ToOrderOut};
 
 use kaspar::prelude::*;
 
-use crate::feed::{ArbiterStats, Book};
-use crate::pipeline::{ArrivalLog, Counters, OrderOut};
+use crate::tick_to_book::feed::{ArbiterStats, Book};
+use crate::tick_to_book::pipeline::{ArrivalLog, Counters, OrderOut};
 
 /// The decode-and-book group: the middle section of Figure 1, one thread.
 #[group]

@@ -1,6 +1,6 @@
 //! Production/simulation duality (paper §11) for the tick-to-book group.
 //!
-//! The live run journals, in the group's [`Buffer`](crate::pipeline::Buffer),
+//! The live run journals, in the group's [`Buffer`](super::pipeline::Buffer),
 //! a [`Stamp`] for every datagram in the order the group handled it. After
 //! the run, [`join`] puts each stamp together with the exchange's packet of
 //! its sequence number from the capture file: the result, [`Arrivals`], is
@@ -23,10 +23,11 @@ use std::sync::Arc;
 
 use kaspar::{Simulation, Time};
 
-use crate::feed::{self, MAX_DATAGRAM};
-use crate::generator::FeedId;
-use crate::pipeline::{
-    ArrivalLog, Datagram, EndOfFeed, GroupResults, MarketData, Order, OrderLog, OrderOut, Stamp,
+use crate::tick_to_book::feed::{self, MAX_DATAGRAM};
+use crate::tick_to_book::generator::FeedId;
+use crate::tick_to_book::pipeline::{
+    ArrivalLog, Datagram, EndOfFeed, GroupResults, MarketData, Order, OrderLog, OrderOut, Record,
+    Stamp,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -280,7 +281,7 @@ pub fn compare(live_orders: &[Order], live: &GroupResults, sim: &Replayed) -> Re
     if live.book != s.book {
         return Err("the books differ".into());
     }
-    let key = |r: &crate::pipeline::Record| (r.t0, r.stream, r.idx, r.qlen);
+    let key = |r: &Record| (r.t0, r.stream, r.idx, r.qlen);
     if let Some(k) = (0..live.records.len().max(s.records.len()))
         .find(|&k| live.records.get(k).map(key) != s.records.get(k).map(key))
     {

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use kaspar::prelude::*;
 
-use crate::generator::FeedId;
-use crate::pipeline::{new_buf, Buf, Buffer, Datagram, InFlight, QLEN_NONE};
+use crate::tick_to_book::generator::FeedId;
+use crate::tick_to_book::pipeline::{new_buf, Buf, Buffer, Datagram, InFlight, QLEN_NONE};
 
 /// How a reader hands datagrams to the group.
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::feed::PacketWriter;
+use crate::tick_to_book::feed::{PacketWriter, MAX_DATAGRAM};
 
 use super::capture::CaptureWriter;
 use super::exchange::Generator;
@@ -79,7 +79,7 @@ pub fn run_sender(gen: &mut Generator, plan: &SendPlan<'_>) -> io::Result<SendRe
         .unwrap_or_default()
         .as_nanos() as u64;
     let mut writer = PacketWriter::default();
-    let mut held: Vec<u8> = Vec::with_capacity(crate::feed::MAX_DATAGRAM);
+    let mut held: Vec<u8> = Vec::with_capacity(MAX_DATAGRAM);
     let mut has_held = false;
     let mut rng = XorShift::new(gen.rng.0 ^ 0xB);
     let mut report = SendReport::default();

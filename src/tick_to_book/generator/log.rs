@@ -2,7 +2,7 @@
 //! sequence number. The reference book is rebuilt from these, never from
 //! the encoded bytes, and can leave out the packets a receiver lost.
 
-use crate::feed::{Book, Entry};
+use crate::tick_to_book::feed::{Book, Entry, MAX_MESSAGES};
 
 use super::exchange::security_ids;
 
@@ -38,7 +38,7 @@ impl PacketLog {
 
     /// How many packets carried `n` messages, for `n` in `0..=MAX_MESSAGES`.
     pub fn size_histogram(&self) -> Vec<u64> {
-        let mut h = vec![0; crate::feed::MAX_MESSAGES + 1];
+        let mut h = vec![0; MAX_MESSAGES + 1];
         for &n in &self.messages {
             h[n as usize] += 1;
         }

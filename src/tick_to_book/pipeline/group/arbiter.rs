@@ -5,8 +5,8 @@
 use kaspar::prelude::*;
 
 use super::Decoder;
-use crate::feed::{self, ArbiterStats};
-use crate::pipeline::{Counters, Datagram};
+use crate::tick_to_book::feed::{self, ArbiterStats};
+use crate::tick_to_book::pipeline::{Counters, Datagram};
 
 /// Connects the arbiter to the decoder.
 pub struct ToDecoder(pub Addr<Decoder>);

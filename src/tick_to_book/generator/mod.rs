@@ -17,7 +17,7 @@
 //!   packetization;
 //! * `capture.rs`: the capture file.
 //!
-//! Everything is re-exported here, so the rest of the example names it
+//! Everything is re-exported here, so users name it
 //! `generator::Generator` and so on.
 
 mod capture;
@@ -26,9 +26,6 @@ mod log;
 mod random;
 mod sender;
 
-// The example and the test each use a different part of this interface
-// (hence the allow, as on their `mod` lines).
-#[allow(unused_imports)]
 pub use self::{
     capture::{read_capture, CaptureWriter, CAPTURE_MAGIC},
     exchange::{security_ids, GenConfig, Generator, INSTRUMENTS},

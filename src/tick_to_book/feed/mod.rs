@@ -2,7 +2,8 @@
 //! market-by-price order book, and A/B arbitration.
 //!
 //! Nothing here knows about actors or sockets; the generator, the pipeline,
-//! the tests and the fuzz target all share it. One file per job:
+//! the example, the tests and the fuzz target all share it. One file per
+//! job:
 //!
 //! * `wire.rs`: the wire format, its constants and the decoded vocabulary
 //!   ([`Entry`], [`Stream`], [`Side`], [`Action`]);
@@ -13,8 +14,8 @@
 //! * `arbiter.rs`: A/B line arbitration, [`Arbiter`];
 //! * here: [`exercise`], everything a receiver does with one datagram.
 //!
-//! Everything is re-exported here, so the rest of the example names it
-//! `feed::Book`, `feed::Packet` and so on.
+//! Everything is re-exported here, so users name it `feed::Book`,
+//! `feed::Packet` and so on.
 
 mod arbiter;
 mod book;
@@ -22,9 +23,6 @@ mod decode;
 mod encode;
 mod wire;
 
-// The example, the test and the fuzz target each use a different part of
-// this interface (hence the allow, as on their `mod` lines).
-#[allow(unused_imports)]
 pub use self::{
     arbiter::{Arbiter, ArbiterStats, ARBITRATION_WINDOW},
     book::{Book, BookError, Instrument, Ladder, Level},

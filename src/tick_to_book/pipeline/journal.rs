@@ -1,12 +1,12 @@
-//! The arrival journal: the [`Buffer`](crate::pipeline::Buffer) records
-//! one [`Stamp`] per datagram, in the one order the group handled them,
-//! into room reserved and pre-faulted before the run, so journaling costs
+//! The arrival journal: the [`Buffer`](super::Buffer) records one
+//! [`Stamp`] per datagram, in the one order the group handled them, into
+//! room reserved and pre-faulted before the run, so journaling costs
 //! nothing measurable on the timed path. The bytes are not copied; after
 //! the run `replay::join` takes them from the capture file.
 
-use crate::feed;
-use crate::generator::FeedId;
-use crate::pipeline::Datagram;
+use crate::tick_to_book::feed;
+use crate::tick_to_book::generator::FeedId;
+use crate::tick_to_book::pipeline::Datagram;
 
 /// What the buffer journals for one datagram, in the order the group
 /// handled it: which feed, its socket time `t0`, its `qlen`, its packet
@@ -20,7 +20,8 @@ pub struct Stamp {
     pub feed: FeedId,
     /// When it came up from the socket (ns since the epoch).
     pub t0: u64,
-    /// Datagrams ahead of it in the mailbox, or [`QLEN_NONE`](crate::pipeline::QLEN_NONE).
+    /// Datagrams ahead of it in the mailbox, or
+    /// [`QLEN_NONE`](super::QLEN_NONE).
     pub qlen: u32,
     /// Its packet sequence number; `None` for a datagram too short to
     /// carry one (its bytes are then kept whole, see [`ArrivalLog`]).

@@ -5,8 +5,8 @@
 use kaspar::prelude::*;
 
 use super::TopOfBook;
-use crate::feed::{self, Stream};
-use crate::pipeline::{Counters, Order, OrderOut};
+use crate::tick_to_book::feed::{self, Stream};
+use crate::tick_to_book::pipeline::{Counters, Order, OrderOut};
 
 /// Connects the signal to order out.
 pub struct ToOrderOut(pub Addr<OrderOut>);

@@ -10,24 +10,24 @@
 //! * `decode.rs`: the validating decoder, [`Packet::parse`], and
 //!   [`peek_seq`];
 //! * `encode.rs`: the encoder, [`PacketWriter`];
-//! * `book.rs`: the market-by-price [`Book`];
-//! * `arbiter.rs`: A/B line arbitration, [`Arbiter`];
+//! * `order_book.rs`: the market-by-price [`Book`];
+//! * `ab_arbitration.rs`: A/B line arbitration, [`Arbiter`];
 //! * here: [`exercise`], everything a receiver does with one datagram.
 //!
 //! Everything is re-exported here, so users name it `feed::Book`,
 //! `feed::Packet` and so on.
 
-mod arbiter;
-mod book;
+mod ab_arbitration;
 mod decode;
 mod encode;
+mod order_book;
 mod wire;
 
 pub use self::{
-    arbiter::{Arbiter, ArbiterStats, ARBITRATION_WINDOW},
-    book::{Book, BookError, Instrument, Ladder, Level},
+    ab_arbitration::{Arbiter, ArbiterStats, ARBITRATION_WINDOW},
     decode::{peek_seq, DecodeError, Message, Messages, Packet},
     encode::PacketWriter,
+    order_book::{Book, BookError, Instrument, Ladder, Level},
     wire::{
         Action, BookEntry, Entry, Side, Stream, TradeEntry, BOOK_ENTRY_LEN, DEPTH,
         GROUP_HEADER_LEN, MAX_DATAGRAM, MAX_MESSAGES, MESSAGE_HEADER_LEN, PACKET_HEADER_LEN,

@@ -12,7 +12,7 @@ use crate::tick_to_book::feed::{
     TradeEntry, DEPTH,
 };
 
-use super::log::PacketLog;
+use super::packet_log::PacketLog;
 use super::random::{Hawkes, XorShift};
 
 /// What the generator produces and how fast.

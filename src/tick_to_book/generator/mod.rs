@@ -11,25 +11,25 @@
 //!
 //! * `random.rs`: the xorshift RNG and the Hawkes process (arrival times);
 //! * `exchange.rs`: the matching engine and packetizer, [`Generator`];
-//! * `log.rs`: every packet's entries, [`PacketLog`], from which the
+//! * `packet_log.rs`: every packet's entries, [`PacketLog`], from which the
 //!   reference book is rebuilt;
 //! * `sender.rs`: the live UDP sender of feeds A and B, and offline
 //!   packetization;
-//! * `capture.rs`: the capture file.
+//! * `capture_file.rs`: the capture file.
 //!
 //! Everything is re-exported here, so users name it
 //! `generator::Generator` and so on.
 
-mod capture;
+mod capture_file;
 mod exchange;
-mod log;
+mod packet_log;
 mod random;
 mod sender;
 
 pub use self::{
-    capture::{read_capture, CaptureWriter, CAPTURE_MAGIC},
+    capture_file::{read_capture, CaptureWriter, CAPTURE_MAGIC},
     exchange::{security_ids, GenConfig, Generator, INSTRUMENTS},
-    log::PacketLog,
+    packet_log::PacketLog,
     random::{Hawkes, XorShift},
     sender::{offline_packets, run_sender, FeedId, SendPlan, SendProgress, SendReport},
 };

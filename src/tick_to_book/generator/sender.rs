@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::tick_to_book::feed::{PacketWriter, MAX_DATAGRAM};
 
-use super::capture::CaptureWriter;
+use super::capture_file::CaptureWriter;
 use super::exchange::Generator;
 use super::random::XorShift;
 

@@ -6,7 +6,7 @@
 //!  socket B ─ SocketReader ─┘  (or fast_send: the reader's thread runs the whole group chain)
 //! ```
 //!
-//! * **Capture** (`capture.rs`): one [`SocketReader`] actor per feed. Its
+//! * **Capture** (`socket_reader.rs`): one [`SocketReader`] actor per feed. Its
 //!   handler drains the socket until told to stop, on the actor's own
 //!   thread, and hands each datagram on: by `send` through the group's
 //!   mailbox (`two-stage`) or by `fast_send`, running the chain itself
@@ -31,14 +31,13 @@
 //! `pipeline::MarketData` and so on. A message lives beside the actor
 //! that handles it; [`Counters`], which every actor answers, lives here.
 
-mod capture;
 mod datagram;
 mod group;
 mod journal;
 mod order_out;
+mod socket_reader;
 
 pub use self::{
-    capture::{ReadUntilStopped, ReaderStats, Route, SocketReader},
     datagram::{new_buf, Buf, Datagram, InFlight, QLEN_NONE},
     group::{
         Apply, Arbiter, BookBuilder, Buffer, Decoder, EndOfFeed, GroupResults, MarketData, Publish,
@@ -47,6 +46,7 @@ pub use self::{
     },
     journal::{ArrivalLog, Stamp},
     order_out::{Order, OrderLog, OrderOut},
+    socket_reader::{ReadUntilStopped, ReaderStats, Route, SocketReader},
 };
 
 /// Asks a member for its counters.

@@ -6,7 +6,8 @@
 //!   journal's writer;
 //! * `arbiter.rs`: [`Arbiter`], A/B arbitration;
 //! * `decoder.rs`: [`Decoder`], SBE decode;
-//! * `book.rs`: [`BookBuilder`], the books and the latency [`Record`]s;
+//! * `book_builder.rs`: [`BookBuilder`], the books and the latency
+//!   [`Record`]s;
 //! * `signal.rs`: [`Signal`], the toy signal.
 //!
 //! Here: the group itself, how it is started, wired, ended and queried,
@@ -15,13 +16,13 @@
 //! [`MarketData::wire`].
 
 mod arbiter;
-mod book;
+mod book_builder;
 mod buffer;
 mod decoder;
 mod signal;
 
 pub use arbiter::{Arbiter, EndOfFeed, ToDecoder};
-pub use book::{BookBuilder, Record, TakeResults, ToSignal, TopOfBook};
+pub use book_builder::{BookBuilder, Record, TakeResults, ToSignal, TopOfBook};
 pub use buffer::{Buffer, StartJournal, TakeArrivals, ToArbiter};
 pub use decoder::{Apply, Decoder, Publish, ToBook};
 pub use signal::{Signal, ToOrderOut};

@@ -10,6 +10,8 @@ use kaspar::prelude::*;
 use kaspar::Time;
 use serde::{Deserialize, Serialize};
 
+use crate::rng::XorShift;
+
 /// One price from the market: the group's input.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Tick {
@@ -242,15 +244,12 @@ pub fn wire(g: &Trading, orders: &Addr<Orders>) {
 /// (jittered by up to 0.5 ms), a random walk from 10,000 in steps of
 /// -10..=10. The same seed gives the same ticks.
 pub fn ticks(n: u64, seed: u64) -> Vec<(Time, Tick)> {
-    let mut x = seed | 1;
+    let mut rng = XorShift::new(seed);
     let mut price = 10_000i64;
     (0..n)
         .map(|seq| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            price += (x % 21) as i64 - 10;
-            let at = Time::from_nanos(1_000_000 * seq + (x % 500_000));
+            price += rng.range(-10, 10);
+            let at = Time::from_nanos(1_000_000 * seq + rng.below(500_000));
             (at, Tick { seq, price })
         })
         .collect()

@@ -7,6 +7,7 @@
 //! * [`alloc`]: a counting global allocator, for tests that prove a path
 //!   allocates nothing;
 //! * [`backtest`]: the `backtest` example's strategy group;
+//! * [`rng`]: the one seeded random generator, xorshift64*;
 //! * [`bench`](mod@bench): the benches' machine header, JSON-lines output,
 //!   percentiles and charts, and the measuring code of each table the
 //!   benches reproduce (the `tick_to_book` example reports through it too);
@@ -16,4 +17,5 @@
 pub mod alloc;
 pub mod backtest;
 pub mod bench;
+pub mod rng;
 pub mod tick_to_book;

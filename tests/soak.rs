@@ -14,27 +14,7 @@ use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
 use kaspar::{Ask, DeadLetter, DeadLetterReason, Supervision};
-
-// ---- a seeded RNG (xorshift64*) --------------------------------------------
-
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use kaspar_suite::rng::XorShift;
 
 // ---- the ledger: one outcome byte per id -----------------------------------
 
@@ -200,7 +180,7 @@ struct Traffic {
 }
 
 fn sender(t: Arc<Traffic>, seed: u64) {
-    let mut rng = Rng::new(seed);
+    let mut rng = XorShift::new(seed);
     let mut asks: VecDeque<(u64, Ask<u64>)> = VecDeque::new();
     while !t.stop.load(Ordering::Relaxed) {
         let Some(id) = t.ledger.issue(t.cap) else {

@@ -10,13 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kaspar::prelude::*;
+use kaspar_suite::rng::XorShift;
 use kaspar_suite::tick_to_book::feed::{
     self, Action, Arbiter, Book, BookEntry, DecodeError, Entry, Packet, PacketWriter, Side, Stream,
     TradeEntry, ARBITRATION_WINDOW, MAX_DATAGRAM, MAX_MESSAGES,
 };
 use kaspar_suite::tick_to_book::generator::{
     offline_packets, read_capture, run_sender, security_ids, CaptureWriter, FeedId, GenConfig,
-    Generator, Hawkes, SendPlan, SendProgress, XorShift,
+    Generator, Hawkes, SendPlan, SendProgress,
 };
 use kaspar_suite::tick_to_book::pipeline::{
     self, ArrivalLog, Datagram, GroupResults, InFlight, MarketData, Order, OrderLog, OrderOut,

@@ -16,6 +16,7 @@ use std::time::Instant;
 use kaspar::prelude::*;
 
 use super::{median, JsonLines, Machine};
+use crate::rng::XorShift;
 
 pub struct State {
     total: u64,
@@ -58,20 +59,11 @@ impl Work for AddOne {
 /// that the predictor cannot learn a random sequence of it.
 const CHOICES: usize = 4096;
 
-/// `CHOICES` pseudo-random 0/1 picks (xorshift64), or all zeros.
+/// `CHOICES` seeded pseudo-random 0/1 picks, or all zeros.
 fn choices(random: bool) -> Vec<usize> {
-    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rng = XorShift::new(CHOICES as u64);
     (0..CHOICES)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            if random {
-                (s >> 32) as usize & 1
-            } else {
-                0
-            }
-        })
+        .map(|_| if random { rng.below(2) as usize } else { 0 })
         .collect()
 }
 

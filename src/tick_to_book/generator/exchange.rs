@@ -7,13 +7,14 @@
 
 use std::collections::VecDeque;
 
+use crate::rng::XorShift;
 use crate::tick_to_book::feed::{
     Action, Book, BookEntry, Entry, Instrument, Ladder, Level, PacketWriter, Side, Stream,
     TradeEntry, DEPTH,
 };
 
+use super::hawkes::Hawkes;
 use super::packet_log::PacketLog;
-use super::random::{Hawkes, XorShift};
 
 /// What the generator produces and how fast.
 #[derive(Clone, Debug)]

@@ -9,7 +9,8 @@
 //!
 //! One file per job:
 //!
-//! * `random.rs`: the xorshift RNG and the Hawkes process (arrival times);
+//! * `hawkes.rs`: the Hawkes process (arrival times), drawing on the
+//!   suite's [`XorShift`](crate::rng::XorShift);
 //! * `exchange.rs`: the matching engine and packetizer, [`Generator`];
 //! * `packet_log.rs`: every packet's entries, [`PacketLog`], from which the
 //!   reference book is rebuilt;
@@ -22,14 +23,14 @@
 
 mod capture_file;
 mod exchange;
+mod hawkes;
 mod packet_log;
-mod random;
 mod sender;
 
 pub use self::{
     capture_file::{read_capture, CaptureWriter, CAPTURE_MAGIC},
     exchange::{security_ids, GenConfig, Generator, INSTRUMENTS},
+    hawkes::Hawkes,
     packet_log::PacketLog,
-    random::{Hawkes, XorShift},
     sender::{offline_packets, run_sender, FeedId, SendPlan, SendProgress, SendReport},
 };

@@ -14,7 +14,6 @@ use crate::tick_to_book::feed::{PacketWriter, MAX_DATAGRAM};
 
 use super::capture_file::CaptureWriter;
 use super::exchange::Generator;
-use super::random::XorShift;
 
 /// Which feed a datagram came in on.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
@@ -81,7 +80,7 @@ pub fn run_sender(gen: &mut Generator, plan: &SendPlan<'_>) -> io::Result<SendRe
     let mut writer = PacketWriter::default();
     let mut held: Vec<u8> = Vec::with_capacity(MAX_DATAGRAM);
     let mut has_held = false;
-    let mut rng = XorShift::new(gen.rng.0 ^ 0xB);
+    let mut rng = gen.rng.split(0xB);
     let mut report = SendReport::default();
     let end = plan.duration.as_nanos() as u64;
     let send = |bytes: &[u8], to: SocketAddr, report: &mut SendReport| {

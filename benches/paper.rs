@@ -12,7 +12,7 @@
 //! through the suite's library (`src/bench/`).
 
 use kaspar_suite::bench::table5::{fmt_ns, met};
-use kaspar_suite::bench::{self, dispatch, mailboxes, pool, table5, JsonLines, Machine};
+use kaspar_suite::bench::{self, cdf, dispatch, mailboxes, pool, table5, JsonLines, Machine};
 
 fn paper_cell(v: Option<f64>) -> String {
     v.map_or("—".into(), fmt_ns)
@@ -220,9 +220,12 @@ fn main() {
     pool::record(&p, &mut json);
     let path = json.write();
 
-    let series: Vec<(&str, &hdrhistogram::Histogram<u64>)> =
-        t5.rows.iter().map(|r| (r.case, &r.hist)).collect();
-    let svg = bench::cdf::svg(
+    let series: Vec<(String, cdf::Points)> = t5
+        .rows
+        .iter()
+        .map(|r| (r.case.to_string(), cdf::from_histogram(&r.hist)))
+        .collect();
+    let svg = cdf::svg(
         "Table 5: round-trip latency, CDF",
         &format!(
             "{} cores, {}; {} samples per cross-thread row, {} per local row",
@@ -231,6 +234,8 @@ fn main() {
             t5.sizes.cross * t5.sizes.runs as u64,
             t5.sizes.local * t5.sizes.runs as u64
         ),
+        "round-trip latency (log scale)",
+        "fraction of round trips ≤ x",
         &series,
     );
     let svg_path = bench::bench_dir().join("table5_cdf.svg");

@@ -1,5 +1,5 @@
 //! What the benches share: the command line (`--quick`, `--callgrind`),
-//! the machine header, JSON-lines output, percentiles, the latency CDF,
+//! the machine header, JSON-lines output, percentiles, the charts,
 //! and each reproduced table's measuring code, which its own bench and
 //! `benches/paper.rs` both call.
 //!
@@ -7,7 +7,8 @@
 //! * [`JsonLines`] and [`bench_dir`] (`json_lines.rs`): the rows under
 //!   `target/kaspar-bench/`;
 //! * [`percentile`], [`median`], [`histogram`] (`stats.rs`);
-//! * [`cdf`]: the latency CDF as SVG;
+//! * [`svg`]: the one SVG chart writer; [`cdf`]: latency CDFs drawn
+//!   with it;
 //! * [`table5`], [`dispatch`] (Table 6), [`mailboxes`] (Table 7 and the
 //!   batching ping-pong), [`pool`]: the tables.
 
@@ -18,6 +19,7 @@ mod machine;
 pub mod mailboxes;
 pub mod pool;
 mod stats;
+pub mod svg;
 pub mod table5;
 
 pub use json_lines::{bench_dir, JsonLines};

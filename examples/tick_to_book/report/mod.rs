@@ -2,17 +2,17 @@
 //! stream (Tables 8 and 12), the floor + slope × idx model fitted on
 //! medians at qlen = 0 (Table 9), the direct floor at qlen = 0, idx = 0
 //! (Table 10), and the median by queue length (Figure 4). Markdown, JSON
-//! lines and hand-written SVG.
+//! lines and SVG.
 //!
 //! * `stats.rs`: the analysis, records to [`StreamStats`](stats::StreamStats) and
 //!   [`ConfigReport`];
 //! * `text.rs`: the markdown tables and the JSON lines;
-//! * `svg.rs`: the charts.
+//! * `charts.rs`: the charts, drawn by the suite's SVG writer.
 
+mod charts;
 mod stats;
-mod svg;
 mod text;
 
+pub use charts::charts;
 pub use stats::{analyse, ConfigReport};
-pub use svg::charts;
 pub use text::{json, markdown};

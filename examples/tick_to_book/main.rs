@@ -20,13 +20,15 @@
 //! orders, books, records and counters must equal the live run's.
 //!
 //! Here: the report around the runs. The command line is in `cli.rs`, one
-//! configuration's run and its checks in `run.rs` and `replay_check.rs`.
+//! configuration's run in `run.rs`, and its checks in `checks.rs` and
+//! `replay_check.rs`.
 //! What they run (the feed, the exchange, the pipeline's actors and the
 //! replay) is in the suite's library, `kaspar_suite::tick_to_book`
 //! (`src/tick_to_book/`), which `tests/tick_to_book.rs` checks.
 //!
 //! See `examples/tick_to_book/README.md`.
 
+mod checks;
 mod cli;
 mod replay_check;
 mod report;

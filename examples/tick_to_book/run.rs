@@ -1,94 +1,236 @@
 //! One configuration's live run: the order-out, the group and the two
-//! socket readers on a fresh `System`, the exchange sending for the given
-//! time, then the checks: every datagram, packet and message balances
-//! exactly, the pipeline's book equals the generator's reference, and
-//! (unless `--replay off`) the simulation replay equals the live run.
+//! socket readers on a fresh `System` ([`Live`], [`Readers`]), the exchange
+//! sending for the given time ([`send_feed`]), the pipeline drained
+//! ([`Live::finish`]), then the checks (`checks.rs`, and unless
+//! `--replay off`, `replay_check.rs`).
 
-use std::io::Write as _;
-use std::net::UdpSocket;
+use std::io::{self, Write as _};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
+use kaspar::Ask;
 use kaspar_suite::tick_to_book::generator::{
-    run_sender, security_ids, FeedId, Generator, SendPlan, SendProgress,
+    run_sender, security_ids, FeedId, Generator, SendPlan, SendProgress, SendReport,
 };
 use kaspar_suite::tick_to_book::pipeline::{
-    self, Counters, MarketData, OrderLog, OrderOut, ReadUntilStopped, ReaderStats, Route,
-    SocketReader,
+    self, ArrivalLog, Counters, GroupResults, MarketData, Order, OrderLog, OrderOut,
+    ReadUntilStopped, ReaderStats, Route, SocketReader,
 };
 
+use crate::checks::{check_balances, check_book, lost_packets};
 use crate::cli::{Config, Options};
 use crate::replay_check::{simulate, Files};
 
 /// Everything one configuration's run produced.
 pub struct Run {
+    /// Which configuration.
     pub config: Config,
+    /// Its name in the report, `one-thread` or `two-stage (<mailbox>)`.
     pub label: String,
+    /// One latency record per published message.
     pub records: Vec<pipeline::Record>,
+    /// Whether every check passed.
     pub ok: bool,
+    /// The report's lines about the feed and the checks.
     pub lines: Vec<String>,
+    /// How many packets carried `n` messages, by `n`.
     pub size_histogram: Vec<u64>,
 }
 
-pub fn run_config(o: &Options, config: Config, secs: f64) -> std::io::Result<Run> {
-    let system = System::new();
-    let sink = UdpSocket::bind("127.0.0.1:0")?;
-    let live_orders = OrderLog::default();
-    let order_out = system
-        .spawn(OrderOut::new(sink.local_addr()?)?.with_log(Arc::clone(&live_orders)))
-        .start();
-    let expect_records = (o.gen.rate * secs * 1.6) as usize + 1024;
-    let mailbox = match config {
-        Config::OneThread => MailboxKind::bqueue(4096),
-        Config::TwoStage => o.mailbox.0,
-    };
-    let group = MarketData::launch(
-        &system,
-        mailbox,
-        &security_ids(),
-        expect_records,
-        Some(&order_out),
-    );
-    if o.replay {
-        // Room for every datagram (two per packet, at least one message
-        // each), so that journaling never reallocates on the timed path.
-        group.journal(2 * expect_records);
-    }
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let in_flight = Arc::new(AtomicU32::new(0));
-    let mut targets = Vec::new();
-    let mut reading = Vec::new();
-    for feed in [FeedId::A, FeedId::B] {
-        let socket = UdpSocket::bind("127.0.0.1:0")?;
-        socket.set_read_timeout(Some(Duration::from_millis(10)))?;
-        targets.push(socket.local_addr()?);
-        let route = match config {
-            Config::OneThread => Route::Inline(group.buffer.clone()),
-            Config::TwoStage => Route::Queued {
-                buffer: group.buffer.clone(),
-                in_flight: Arc::clone(&in_flight),
-            },
-        };
-        let reader = system
-            .spawn(SocketReader::new(socket, feed, route, Arc::clone(&stop)))
-            .start();
-        reading.push(reader.ask(ReadUntilStopped).expect("a new reader accepts"));
-    }
-
+/// Runs `config` live for `secs`, then checks it.
+pub fn run_config(o: &Options, config: Config, secs: f64) -> io::Result<Run> {
     let label = match config {
         Config::OneThread => "one-thread".to_string(),
         Config::TwoStage => format!("two-stage ({})", o.mailbox.1),
     };
+    let files = Files::of(o, config);
+    let live = Live::start(o, config, secs)?;
+    let readers = Readers::start(&live, config)?;
+    let (gen, sent) = send_feed(o, secs, &label, readers.targets, files.capture.as_deref())?;
+    let end = live.finish(readers);
+
+    let mut lines = Vec::new();
+    let lost = lost_packets(&end.group, sent.packets);
+    let balance_ok = check_balances(&gen, &sent, &end, &lost, &mut lines);
+    let book_ok = check_book(&gen, &end.group, &lost, &mut lines);
+    let replay_ok = if o.replay {
+        simulate(&files, &end.arrivals, &end.orders, &end.group, &mut lines)
+    } else {
+        true
+    };
+    Ok(Run {
+        config,
+        label,
+        records: end.group.records,
+        ok: balance_ok && book_ok && replay_ok,
+        lines,
+        size_histogram: gen.log().size_histogram(),
+    })
+}
+
+/// The actors of one live run, on a fresh `System`: order out, and the
+/// group wired to it.
+struct Live {
+    system: System,
+    order_out: Addr<OrderOut>,
+    group: MarketData,
+    /// Every order order-out received.
+    orders: OrderLog,
+}
+
+/// What a live run left once drained.
+pub struct Ended {
+    /// The two readers' counts, summed.
+    pub readers: ReaderStats,
+    /// The group's books, records and counters.
+    pub group: GroupResults,
+    /// The group's arrival journal (empty unless the replay is on).
+    pub arrivals: ArrivalLog,
+    /// Orders order-out wrote to its socket.
+    pub orders_written: u64,
+    /// Every order order-out received, in order.
+    pub orders: Vec<Order>,
+}
+
+impl Live {
+    /// Starts order out and the group, on `config`'s mailbox, with room
+    /// for `secs` of records, journaling if the replay is on.
+    fn start(o: &Options, config: Config, secs: f64) -> io::Result<Live> {
+        let system = System::new();
+        let sink = UdpSocket::bind("127.0.0.1:0")?;
+        let orders = OrderLog::default();
+        let order_out = system
+            .spawn(OrderOut::new(sink.local_addr()?)?.with_log(Arc::clone(&orders)))
+            .start();
+        let expect_records = (o.gen.rate * secs * 1.6) as usize + 1024;
+        let mailbox = match config {
+            Config::OneThread => MailboxKind::bqueue(4096),
+            Config::TwoStage => o.mailbox.0,
+        };
+        let group = MarketData::launch(
+            &system,
+            mailbox,
+            &security_ids(),
+            expect_records,
+            Some(&order_out),
+        );
+        if o.replay {
+            // Room for every datagram (two per packet, at least one message
+            // each), so that journaling never reallocates on the timed path.
+            group.journal(2 * expect_records);
+        }
+        Ok(Live {
+            system,
+            order_out,
+            group,
+            orders,
+        })
+    }
+
+    /// Lets the sockets go quiet, stops the readers, drains the group and
+    /// shuts the system down; collects what the run left.
+    fn finish(self, readers: Readers) -> Ended {
+        std::thread::sleep(Duration::from_millis(50));
+        readers.stop.store(true, Ordering::Release);
+        let mut stats = ReaderStats::default();
+        for ask in readers.reading {
+            let r = ask.wait().expect("reader returns its stats");
+            stats.datagrams += r.datagrams;
+            stats.refused += r.refused;
+            stats.socket_errors += r.socket_errors;
+        }
+        // Sharded lanes give no order between senders: wait for the readers'
+        // datagrams to be picked up before the end-of-feed marker.
+        while readers.in_flight.load(Ordering::Acquire) != 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.group.end_of_feed();
+        let group = self.group.results();
+        let arrivals = self.group.take_arrivals();
+        let orders_written = self
+            .order_out
+            .ask(Counters)
+            .ok()
+            .and_then(|a| a.wait().ok())
+            .unwrap_or(0);
+        // Shutdown drains order-out: every order the signal sent is logged.
+        self.system.shutdown();
+        let orders = std::mem::take(&mut *self.orders.lock().unwrap_or_else(|e| e.into_inner()));
+        Ended {
+            readers: stats,
+            group,
+            arrivals,
+            orders_written,
+            orders,
+        }
+    }
+}
+
+/// The two socket readers, one per feed, reading until told to stop.
+struct Readers {
+    stop: Arc<AtomicBool>,
+    /// Datagrams sent to the group's mailbox and not yet picked up.
+    in_flight: Arc<AtomicU32>,
+    /// Feed A's and feed B's sockets.
+    targets: [SocketAddr; 2],
+    reading: Vec<Ask<ReaderStats>>,
+}
+
+impl Readers {
+    /// Binds a socket per feed and starts its reader, handing datagrams to
+    /// the group as `config` says (`fast_send` or `send`).
+    fn start(live: &Live, config: Config) -> io::Result<Readers> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let in_flight = Arc::new(AtomicU32::new(0));
+        let mut targets = Vec::new();
+        let mut reading = Vec::new();
+        for feed in [FeedId::A, FeedId::B] {
+            let socket = UdpSocket::bind("127.0.0.1:0")?;
+            socket.set_read_timeout(Some(Duration::from_millis(10)))?;
+            targets.push(socket.local_addr()?);
+            let buffer = live.group.buffer.clone();
+            let route = match config {
+                Config::OneThread => Route::Inline(buffer),
+                Config::TwoStage => Route::Queued {
+                    buffer,
+                    in_flight: Arc::clone(&in_flight),
+                },
+            };
+            let reader = live
+                .system
+                .spawn(SocketReader::new(socket, feed, route, Arc::clone(&stop)))
+                .start();
+            reading.push(reader.ask(ReadUntilStopped).expect("a new reader accepts"));
+        }
+        Ok(Readers {
+            stop,
+            in_flight,
+            targets: [targets[0], targets[1]],
+            reading,
+        })
+    }
+}
+
+/// Runs the exchange on its own thread for `secs`, sending feeds A and B
+/// to `targets` (and the packet stream to `capture`, if given), with a
+/// progress line on stderr. Returns the generator, which holds what it
+/// sent, and the sender's report.
+fn send_feed(
+    o: &Options,
+    secs: f64,
+    label: &str,
+    targets: [SocketAddr; 2],
+    capture: Option<&Path>,
+) -> io::Result<(Generator, SendReport)> {
     let progress = SendProgress::default();
     let sender_stop = AtomicBool::new(false);
-    let files = Files::of(o, config);
-    let capture = files.capture.as_deref();
     let plan = SendPlan {
         duration: Duration::from_secs_f64(secs),
-        targets: [targets[0], targets[1]],
+        targets,
         b_reorder: 0.02,
         stop: &sender_stop,
         progress: &progress,
@@ -117,137 +259,5 @@ pub fn run_config(o: &Options, config: Config, secs: f64) -> std::io::Result<Run
         sender.join().expect("the exchange thread does not panic")
     });
     eprintln!();
-    let sent = sent?;
-
-    // Let the sockets go quiet, stop the readers, drain the group.
-    std::thread::sleep(Duration::from_millis(50));
-    stop.store(true, Ordering::Release);
-    let mut readers = ReaderStats::default();
-    for ask in reading {
-        let r = ask.wait().expect("reader returns its stats");
-        readers.datagrams += r.datagrams;
-        readers.refused += r.refused;
-        readers.socket_errors += r.socket_errors;
-    }
-    // Sharded lanes give no order between senders: wait for the readers'
-    // datagrams to be picked up before the end-of-feed marker.
-    while in_flight.load(Ordering::Acquire) != 0 {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    group.end_of_feed();
-    let g = group.results();
-    let arrivals = group.take_arrivals();
-    let orders_written = order_out
-        .ask(Counters)
-        .ok()
-        .and_then(|a| a.wait().ok())
-        .unwrap_or(0);
-    // Shutdown drains order-out: every order the signal sent is logged.
-    system.shutdown();
-    let live_orders = std::mem::take(&mut *live_orders.lock().unwrap_or_else(|e| e.into_inner()));
-
-    // Balances: every datagram, packet and message is accounted for.
-    let log = gen.log();
-    let n = sent.packets;
-    let datagrams_sent = 2 * n;
-    let lost_datagrams = datagrams_sent - readers.datagrams.min(datagrams_sent);
-    let trailing = (n + 1).saturating_sub(g.next_expected as u64);
-    let lost = |seq: u32| {
-        seq as u64 >= g.next_expected as u64
-            || g.gap_ranges.iter().any(|&(a, b)| (a..b).contains(&seq))
-    };
-    let lost_packets: Vec<u32> = (1..=n as u32).filter(|&s| lost(s)).collect();
-    let lost_messages: u64 = lost_packets
-        .iter()
-        .map(|&s| log.messages_in(s) as u64)
-        .sum();
-    let messages_sent = log.total_messages();
-    let mut lines = Vec::new();
-    let checks = [
-        (
-            "datagrams: read = received by the group + refused at hand-off",
-            readers.datagrams == g.received + readers.refused,
-        ),
-        (
-            "datagrams: received = accepted + duplicates dropped + runts",
-            g.received == g.arbiter.accepted + g.arbiter.duplicates + g.runts,
-        ),
-        (
-            "packets: sent = accepted + counted gaps + unseen tail",
-            n == g.arbiter.accepted + g.arbiter.gap_packets + trailing,
-        ),
-        (
-            "packets: accepted = decoded + malformed",
-            g.arbiter.accepted == g.packets + g.decode_errors,
-        ),
-        (
-            "messages: sent = published + in lost packets",
-            messages_sent == g.messages + lost_messages,
-        ),
-        (
-            "records: one per published message",
-            g.records.len() as u64 == g.messages,
-        ),
-        ("chain: no refused fast_send", g.chain_errors == 0),
-        (
-            "book: every entry applies (when nothing was lost)",
-            g.book_refused == 0 || g.arbiter.gap_packets > 0,
-        ),
-    ];
-    let balance_ok = checks.iter().all(|c| c.1);
-    lines.push(format!(
-        "feed: {n} packets ({messages_sent} messages, {} events) in {:.2} s, sent on A and B = {datagrams_sent} datagrams; \
-         read {} ({lost_datagrams} lost in the kernel), duplicates dropped {}, held for reordering {}, \
-         gaps {} ({} packets, {} unseen at the end), malformed {}; orders {} sent, {} written",
-        gen.events(),
-        sent.elapsed.as_secs_f64(),
-        readers.datagrams,
-        g.arbiter.duplicates,
-        g.arbiter.held,
-        g.arbiter.gaps,
-        g.arbiter.gap_packets,
-        trailing,
-        g.decode_errors,
-        g.orders,
-        orders_written,
-    ));
-    for (what, ok) in &checks {
-        if !ok {
-            lines.push(format!("balance FAILED: {what}"));
-        }
-    }
-    lines.push(format!(
-        "balance: {}",
-        if balance_ok { "exact" } else { "FAILED" }
-    ));
-    // The book the pipeline built must equal the generator's reference
-    // book, rebuilt from its own entries minus any packet lost on both
-    // feeds (none, normally).
-    let reference = log.replay(lost);
-    let book_ok = reference == g.book && (!lost_packets.is_empty() || gen.reference() == g.book);
-    lines.push(format!(
-        "book check: {}{}",
-        if book_ok { "identical" } else { "DIFFERENT" },
-        if lost_packets.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " (reference without the {} lost packets)",
-                lost_packets.len()
-            )
-        }
-    ));
-    let replay_ok = if o.replay {
-        simulate(&files, &arrivals, &live_orders, &g, &mut lines)
-    } else {
-        true
-    };
-    Ok(Run {
-        config,
-        label,
-        records: g.records,
-        ok: balance_ok && book_ok && replay_ok,
-        lines,
-        size_histogram: log.size_histogram(),
-    })
+    Ok((gen, sent?))
 }

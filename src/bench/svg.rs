@@ -106,6 +106,7 @@ impl Axis {
         f.clamp(0.0, 1.0)
     }
 
+    /// The axis's grid lines, from its start to its end.
     fn grid(&self) -> Vec<GridLine> {
         let line = |v: f64, label: String| GridLine {
             at: self.at(v),
@@ -129,16 +130,13 @@ impl Axis {
                 .collect(),
             Scale::Fraction => [0.0, 0.25, 0.5, 0.75, 0.9, 0.99, 1.0]
                 .into_iter()
-                .map(|q| GridLine {
-                    p99: q == 0.99,
-                    ..line(
-                        q,
-                        if q == 0.99 {
-                            "p99".into()
-                        } else {
-                            q.to_string()
-                        },
-                    )
+                .map(|q| {
+                    let p99 = q == 0.99;
+                    let label = if p99 { "p99".into() } else { q.to_string() };
+                    GridLine {
+                        p99,
+                        ..line(q, label)
+                    }
                 })
                 .collect(),
         }

@@ -53,3 +53,17 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
+
+/// Parks the calling thread once, briefly, through parking_lot.
+///
+/// parking_lot allocates a thread's parking record the first time that
+/// thread parks, and grows its global table as the number of such threads
+/// grows. A thread that first parks inside a measured window (say, on a
+/// mutex that happens to be contended there) allocates then, and a test
+/// that counts allocations fails for a reason unrelated to what it
+/// measures. Call this on every thread that may block in the window,
+/// before the window opens.
+pub fn warm_parking() {
+    let (lock, ready) = (parking_lot::Mutex::new(()), parking_lot::Condvar::new());
+    ready.wait_for(&mut lock.lock(), std::time::Duration::from_micros(1));
+}

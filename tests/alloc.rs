@@ -2,9 +2,12 @@
 //! global allocator. One test function, so no other test in this binary
 //! allocates while it measures.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
 use kaspar::prelude::*;
 
-use kaspar_suite::alloc::{allocations, Counting};
+use kaspar_suite::alloc::{allocations, warm_parking, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -17,6 +20,13 @@ pub struct Order {
 }
 pub struct Ack(pub u64);
 
+/// Holds the book's lock (from the thread that `fast_send`s it) until
+/// `release` is set, so its run loop cannot drain while a burst queues.
+pub struct HoldUntil {
+    pub holding: Arc<AtomicBool>,
+    pub release: Arc<AtomicBool>,
+}
+
 #[actor]
 pub struct Book {
     handled: u64,
@@ -25,6 +35,14 @@ pub struct Book {
 
 #[actor]
 impl Book {
+    #[handler(HoldUntil)]
+    fn hold(&mut self, msg: HoldUntil, _ctx: &mut Ctx<Self>) {
+        msg.holding.store(true, Ordering::Release);
+        while !msg.release.load(Ordering::Acquire) {
+            std::hint::spin_loop();
+        }
+    }
+
     #[handler(Order)]
     fn order(&mut self, msg: Order, _ctx: &mut Ctx<Self>) -> Ack {
         self.handled += 1;
@@ -70,6 +88,87 @@ pub struct Desk {
 }
 
 const N: u64 = 20_000;
+/// Ten times the default ring capacity (1024).
+const BURST: u64 = 10 * 1024;
+
+/// A thread that, on command, enters the book with `HoldUntil` and keeps
+/// its lock until told to let go. Commands are plain atomics: nothing is
+/// allocated to drive it while allocations are counted.
+struct Holder {
+    command: Arc<AtomicU64>,
+    holding: Arc<AtomicBool>,
+    release: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+const IDLE: u64 = 0;
+const HOLD: u64 = 1;
+const EXIT: u64 = 2;
+
+impl Holder {
+    fn start(book: &Addr<Book>) -> Holder {
+        let command = Arc::new(AtomicU64::new(IDLE));
+        let holding = Arc::new(AtomicBool::new(false));
+        let release = Arc::new(AtomicBool::new(false));
+        let (book, c, h, r) = (
+            book.clone(),
+            Arc::clone(&command),
+            Arc::clone(&holding),
+            Arc::clone(&release),
+        );
+        let thread = std::thread::spawn(move || {
+            // This thread may park waiting for the lock inside a measured
+            // burst: allocate its parking record now.
+            warm_parking();
+            Self::serve(&book, &c, &h, &r);
+        });
+        Holder {
+            command,
+            holding,
+            release,
+            thread,
+        }
+    }
+
+    fn serve(book: &Addr<Book>, c: &AtomicU64, h: &Arc<AtomicBool>, r: &Arc<AtomicBool>) {
+        loop {
+            match c.load(Ordering::Acquire) {
+                HOLD => {
+                    book.fast_send(HoldUntil {
+                        holding: Arc::clone(h),
+                        release: Arc::clone(r),
+                    })
+                    .unwrap();
+                    c.store(IDLE, Ordering::Release);
+                }
+                EXIT => return,
+                _ => std::thread::yield_now(),
+            }
+        }
+    }
+
+    /// Returns once the holder is inside the book's handler.
+    fn hold(&self) {
+        self.holding.store(false, Ordering::Relaxed);
+        self.release.store(false, Ordering::Relaxed);
+        self.command.store(HOLD, Ordering::Release);
+        while !self.holding.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+    }
+
+    fn release(&self) {
+        self.release.store(true, Ordering::Release);
+        while self.command.load(Ordering::Acquire) != IDLE {
+            std::thread::yield_now();
+        }
+    }
+
+    fn stop(self) {
+        self.command.store(EXIT, Ordering::Release);
+        self.thread.join().unwrap();
+    }
+}
 /// Below the default ring capacity (1024), so the ring never spills.
 const CHUNK: u64 = 500;
 
@@ -178,6 +277,37 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
         asks, 0,
         "steady-state ask (request + reply handle) must not allocate"
     );
+
+    // A burst of ten times the ring's capacity spills into the overflow.
+    // The first such burst may allocate the overflow; a second one of the
+    // same size must not (the overflow keeps its capacity). A holder
+    // thread keeps the book's lock while each burst queues, so both bursts
+    // reach the same depth whatever the scheduler does.
+    let holder = Holder::start(&book);
+    let handled_before = book.stats().handled;
+    let burst = |round: u64| {
+        holder.hold();
+        for id in 0..BURST {
+            book.send(Order {
+                id,
+                price: 1,
+                qty: 1,
+            })
+            .unwrap();
+        }
+        holder.release();
+        wait_handled(&book, handled_before + round * (BURST + 1));
+    };
+    burst(1); // warm-up: the overflow grows to the burst's size
+    let before = allocations();
+    burst(2);
+    let bursts = allocations() - before;
+    assert_eq!(
+        bursts, 0,
+        "a burst no bigger than an earlier one must not allocate"
+    );
+    assert!(book.stats().mailbox_high_water >= BURST);
+    holder.stop();
 
     // A group: outside sends into its one queue, a member's inline
     // fast_send to its mate, and a member's send back onto the queue.

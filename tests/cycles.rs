@@ -64,9 +64,14 @@ impl Right {
 #[test]
 fn re_entering_an_ordinary_actor_is_a_cycle_under_every_policy() {
     for policy in [CyclePolicy::Conservative, CyclePolicy::Permissive] {
-        let system = System::new();
-        let left = system.spawn(Left).policy(policy).start();
-        let right = system.spawn(Right).policy(policy).start();
+        // A system-wide default applies to the actors that can use it; for
+        // `&mut self` actors like these it changes nothing.
+        let system = System::with_config(kaspar::SystemConfig {
+            policy,
+            ..Default::default()
+        });
+        let left = system.spawn(Left).start();
+        let right = system.spawn(Right).start();
         let out = left.fast_send(Start { right }).unwrap();
         // Left/Start -> Right/Bounce -> Left/Bounce: a different class of
         // Left, still refused, because Left's handlers take `&mut self`.
@@ -93,6 +98,16 @@ pub struct Bar {
     pub back: Addr<Pricer>,
     pub via: Addr<Validator>,
 }
+/// `Compute`, with the callback made under a per-call policy.
+pub struct ComputeWith {
+    pub validator: Addr<Validator>,
+    pub policy: CyclePolicy,
+}
+/// `Validate`, calling back under `policy` (`Addr::with_policy`).
+pub struct ValidateWith {
+    pub back: Addr<Pricer>,
+    pub policy: CyclePolicy,
+}
 
 #[actor(reentrant)]
 pub struct Pricer {
@@ -115,6 +130,18 @@ impl Pricer {
         self.validated.set(self.validated.get() + 1);
     }
 
+    #[handler(ComputeWith)]
+    fn compute_with(&self, msg: ComputeWith, ctx: &mut Ctx<Self>) -> Result<u32, String> {
+        let back = ctx.myself();
+        msg.validator
+            .fast_send(ValidateWith {
+                back,
+                policy: msg.policy,
+            })
+            .map_err(|e| e.to_string())??;
+        Ok(self.validated.get())
+    }
+
     #[handler(Foo)]
     fn foo(&self, msg: Foo, ctx: &mut Ctx<Self>) -> Result<(), String> {
         let bar = Bar {
@@ -133,6 +160,14 @@ impl Validator {
     #[handler(Validate)]
     fn validate(&mut self, msg: Validate, _ctx: &mut Ctx<Self>) -> Result<(), String> {
         msg.back.fast_send(Validated).map_err(|e| e.to_string())
+    }
+
+    #[handler(ValidateWith)]
+    fn validate_with(&mut self, msg: ValidateWith, _ctx: &mut Ctx<Self>) -> Result<(), String> {
+        msg.back
+            .with_policy(msg.policy)
+            .fast_send(Validated)
+            .map_err(|e| e.to_string())
     }
 
     #[handler(Bar)]
@@ -215,17 +250,55 @@ fn per_actor_and_per_call_policies_override_the_system() {
         Ok(1)
     );
 
-    // per call: the policy of the call that would re-enter decides
+    // per call: the policy of the call that would re-enter decides. The
+    // callback runs inside Pricer/ComputeWith, so it is a real re-entry.
     let strict = system
         .spawn(Pricer {
             validated: Cell::new(0),
         })
         .start();
-    let r = strict
-        .with_policy(CyclePolicy::Permissive)
-        .fast_send(Validated);
-    assert!(r.is_ok());
+    let relaxed = strict
+        .fast_send(ComputeWith {
+            validator: validator.clone(),
+            policy: CyclePolicy::Permissive,
+        })
+        .unwrap();
+    assert_eq!(
+        relaxed,
+        Ok(1),
+        "a permissive callback on a conservative actor"
+    );
+    let refused = pricer
+        .fast_send(ComputeWith {
+            validator: validator.clone(),
+            policy: CyclePolicy::Conservative,
+        })
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        refused.starts_with("synchronous cycle: Pricer"),
+        "a conservative callback on a permissive actor: {refused}"
+    );
     assert!(strict.fast_send(Compute { validator }).unwrap().is_err());
+}
+
+#[test]
+#[should_panic(
+    expected = "CyclePolicy::Permissive asked for `Left`, which is not #[actor(reentrant)]"
+)]
+fn permissive_at_spawn_on_an_actor_that_cannot_re_enter_is_refused_loudly() {
+    let system = System::new();
+    let _ = system.spawn(Left).policy(CyclePolicy::Permissive);
+}
+
+#[test]
+#[should_panic(
+    expected = "CyclePolicy::Permissive asked for `Left`, which is not #[actor(reentrant)]"
+)]
+fn permissive_per_call_on_an_actor_that_cannot_re_enter_is_refused_loudly() {
+    let system = System::new();
+    let left = system.spawn(Left).start();
+    let _ = left.with_policy(CyclePolicy::Permissive);
 }
 
 #[test]

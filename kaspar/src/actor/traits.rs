@@ -203,3 +203,24 @@ where
 pub fn shared_ref<A: ActorConfig>(r: AccessRef<'_, A>) -> &A {
     <A::Access as AccessMode>::as_shared(r)
 }
+
+/// Panics, at the caller's location, if `policy` is `Permissive` and `A`
+/// cannot be re-entered: the policy would do nothing, which is a mistake.
+#[track_caller]
+#[inline]
+pub(crate) fn assert_policy_meaningful<A: ActorConfig>(policy: CyclePolicy) {
+    if policy == CyclePolicy::Permissive && !<A::Access as AccessMode>::REENTRANT {
+        permissive_on_exclusive(A::NAME);
+    }
+}
+
+#[cold]
+#[track_caller]
+fn permissive_on_exclusive(actor: &str) -> ! {
+    panic!(
+        "kaspar: CyclePolicy::Permissive asked for `{actor}`, which is not #[actor(reentrant)]: \
+         its handlers take `&mut self`, so it is never re-entered under any policy and the \
+         refined policy would do nothing. Declare it #[actor(reentrant)] with `&self` \
+         handlers (state in Cell/RefCell/atomics) to allow callbacks into it."
+    )
+}

@@ -40,9 +40,18 @@ pub struct Call<'a, A: Actor> {
 
 impl<A: Actor> Addr<A> {
     /// The synchronous operations, with `policy` instead of the actor's own
-    /// for this call only.
+    /// for this call only. The policy decides whether *this* call may
+    /// re-enter the actor while one of its handlers is already running on
+    /// this thread (a callback).
+    ///
+    /// # Panics
+    ///
+    /// On [`CyclePolicy::Permissive`] for an actor that is not
+    /// `#[actor(reentrant)]`, which is never re-entered under any policy.
     #[inline]
+    #[track_caller]
     pub fn with_policy(&self, policy: CyclePolicy) -> Call<'_, A> {
+        crate::actor::traits::assert_policy_meaningful::<A>(policy);
         Call { addr: self, policy }
     }
 

@@ -27,6 +27,11 @@ pub enum CyclePolicy {
     Conservative,
     /// The (actor, message class) pair is the key: `A/compute → B/validate →
     /// A/validated` passes, `A/foo → B/bar → A/foo` is refused (paper §7.3.2).
+    ///
+    /// Only `#[actor(reentrant)]` actors can be re-entered, so only they are
+    /// affected. `#[actor(policy = permissive)]` without `reentrant` does
+    /// not compile, and asking for it at spawn or per call on such an actor
+    /// panics.
     Permissive,
 }
 

@@ -31,7 +31,11 @@ use crate::system::spawn::{GroupSpawn, Spawn};
 #[derive(Clone, Debug)]
 pub struct SystemConfig {
     /// Cycle policy for actors that do not choose one (default
-    /// [`CyclePolicy::Conservative`]).
+    /// [`CyclePolicy::Conservative`]). A system-wide
+    /// [`Permissive`](CyclePolicy::Permissive) default applies to the
+    /// `#[actor(reentrant)]` actors; every other actor is never re-entered,
+    /// under any policy. (Asking for `Permissive` on one such actor, at
+    /// spawn or per call, panics.)
     pub policy: CyclePolicy,
     /// Mailbox for actors that do not choose one.
     pub mailbox: MailboxKind,

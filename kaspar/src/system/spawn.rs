@@ -124,7 +124,16 @@ impl<'s, A: Actor> Spawn<'s, A> {
     }
 
     /// This actor's cycle policy (overrides `#[actor(policy = ...)]`).
+    ///
+    /// # Panics
+    ///
+    /// On [`CyclePolicy::Permissive`] for an actor that is not
+    /// `#[actor(reentrant)]`: such an actor is never re-entered (its
+    /// handlers take `&mut self`), so the refined policy could only do
+    /// nothing, and asking for it is a mistake worth a clear message.
+    #[track_caller]
     pub fn policy(mut self, policy: CyclePolicy) -> Self {
+        crate::actor::traits::assert_policy_meaningful::<A>(policy);
         self.policy = policy;
         self
     }

@@ -118,17 +118,33 @@ fn contended_try_is_busy_and_void_queues() {
     assert_eq!((s.busy, s.void_queued, s.void_inline), (1, 1, 0));
 }
 
+/// How a waiting variant waits, as the kernel sees the waiting thread.
+#[cfg(target_os = "linux")]
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Waits {
+    /// Asleep (`fast_send`, and `fast_send_adaptive` after its spins).
+    Sleeps,
+    /// Running the whole time (`fast_send_spin`).
+    Spins,
+}
+
+#[cfg(target_os = "linux")]
 #[test]
-fn waiting_variants_run_after_the_holder_releases() {
+fn waiting_variants_wait_for_the_holder_each_its_own_way() {
     let system = System::new();
     let c = counter(&system);
-    for op in 0..3 {
+    let cases = [(0, Waits::Sleeps), (1, Waits::Spins), (2, Waits::Sleeps)];
+    for (op, expected) in cases {
         let (release, t) = hold(&c);
         let a = c.clone();
-        let go = Arc::new(Barrier::new(2));
-        let go2 = Arc::clone(&go);
+        let calling = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let calling2 = Arc::clone(&calling);
+        let (me_tx, me_rx) = mpsc::channel();
         let waiter = thread::spawn(move || {
-            go2.wait();
+            me_tx.send(waiter_thread::me()).unwrap();
+            // Nothing between this store and the call can sleep, so a
+            // sleeping state seen after it is the wait inside the call.
+            calling2.store(true, std::sync::atomic::Ordering::SeqCst);
             match op {
                 0 => a.fast_send(Add(1)),
                 1 => a.fast_send_spin(Add(1)),
@@ -136,12 +152,64 @@ fn waiting_variants_run_after_the_holder_releases() {
             }
             .map_err(|e| e.without_message())
         });
-        go.wait();
-        // The waiter cannot finish while the lock is held; releasing it lets
-        // the waiter through whichever way it waits.
+        let me = me_rx.recv().unwrap();
+        while !calling.load(std::sync::atomic::Ordering::SeqCst) {
+            thread::yield_now();
+        }
+        // The lock is held: the waiter must be seen waiting, its way.
+        let seen = waiter_thread::watch(&me, expected);
+        assert_eq!(seen, Some(expected), "op {op}: how the waiter waited");
+        assert!(
+            !waiter.is_finished(),
+            "op {op} finished while the lock was held"
+        );
         release.send(()).unwrap();
         t.join().unwrap();
         assert_eq!(waiter.join().unwrap().unwrap(), op + 1);
+    }
+}
+
+/// The waiting thread's state, read from `/proc` (Linux).
+#[cfg(target_os = "linux")]
+mod waiter_thread {
+    use super::Waits;
+    use std::time::{Duration, Instant};
+
+    /// This thread's `/proc/.../stat` path.
+    pub fn me() -> String {
+        let task = std::fs::read_link("/proc/thread-self").expect("Linux /proc");
+        format!("/proc/{}/stat", task.display())
+    }
+
+    /// (state letter, user + system clock ticks).
+    fn sample(stat: &str) -> (char, u64) {
+        let text = std::fs::read_to_string(stat).unwrap();
+        let rest = &text[text.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = rest.split(' ').collect();
+        let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        (fields[0].chars().next().unwrap(), ticks)
+    }
+
+    /// Watches the thread for up to 10 s. `Sleeps`: it was seen asleep.
+    /// `Spins`: it burned CPU for a second without ever being seen asleep.
+    /// `None`: neither (the test then fails).
+    pub fn watch(stat: &str, expected: Waits) -> Option<Waits> {
+        let start = Instant::now();
+        let (_, ticks0) = sample(stat);
+        let mut slept = false;
+        while start.elapsed() < Duration::from_secs(10) {
+            let (state, ticks) = sample(stat);
+            slept |= state == 'S' || state == 'D';
+            match expected {
+                Waits::Sleeps if slept => return Some(Waits::Sleeps),
+                Waits::Spins if slept => return Some(Waits::Sleeps),
+                Waits::Spins if start.elapsed() > Duration::from_secs(1) && ticks > ticks0 => {
+                    return Some(Waits::Spins)
+                }
+                _ => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
+        None
     }
 }
 

@@ -97,12 +97,12 @@ impl Book {
     #[handler(Loop)]
     fn looped(&mut self, _msg: Loop, _ctx: &mut Ctx<Self>) -> String {
         let feed = self.feed.as_ref().expect("connected");
+        // The outcome goes back to the test thread, which checks it: an
+        // assert here would only panic inside the handler.
         match feed.fast_send(Loop) {
             Ok(s) => s,
-            Err(e) => {
-                assert!(e.is_cycle());
-                "cycle".into()
-            }
+            Err(e) if e.is_cycle() => "cycle".into(),
+            Err(e) => format!("not a cycle: {:?}", e.without_message()),
         }
     }
 

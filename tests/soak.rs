@@ -115,36 +115,52 @@ pub struct Trio {
 pub struct Collector {
     ledger: Arc<Ledger>,
     by_reason: HashMap<DeadLetterReason, u64>,
+    /// Letters that did not look as they must, described. Kept here and
+    /// checked by the test thread: a panic in this handler would only be
+    /// caught and counted, and the test would fail (if at all) elsewhere.
+    malformed: Vec<String>,
 }
 
 #[actor]
 impl Collector {
     #[handler(DeadLetter)]
     fn letter(&mut self, l: DeadLetter, _ctx: &mut Ctx<Self>) {
-        assert_eq!(l.class, "Job");
-        let id = if l.reason == DeadLetterReason::Panicked {
-            l.panic
-                .as_ref()
-                .and_then(|p| p.downcast_ref::<PanicId>())
-                .expect("a panicked letter carries the panic payload")
-                .0
-        } else {
-            match *l
-                .message
-                .expect("a queued letter carries its message")
-                .downcast::<SoakerMsg>()
-                .expect("the target's message enum")
-            {
-                SoakerMsg::Work(job, _reply) => job.id,
-            }
-        };
-        self.ledger.mark(id, DEAD);
+        match Self::job_id(&l) {
+            Ok(id) => self.ledger.mark(id, DEAD),
+            Err(why) => self.malformed.push(format!("{why}: {l:?}")),
+        }
         *self.by_reason.entry(l.reason).or_default() += 1;
     }
 
     #[handler(Report)]
-    fn report(&mut self, _m: Report, _ctx: &mut Ctx<Self>) -> HashMap<DeadLetterReason, u64> {
-        self.by_reason.clone()
+    fn report(
+        &mut self,
+        _m: Report,
+        _ctx: &mut Ctx<Self>,
+    ) -> (HashMap<DeadLetterReason, u64>, Vec<String>) {
+        (self.by_reason.clone(), std::mem::take(&mut self.malformed))
+    }
+}
+
+impl Collector {
+    /// The id of the job a letter is about, or what is wrong with it.
+    fn job_id(l: &DeadLetter) -> Result<u64, &'static str> {
+        if l.class != "Job" {
+            return Err("not a Job");
+        }
+        if l.reason == DeadLetterReason::Panicked {
+            return l
+                .panic
+                .as_ref()
+                .and_then(|p| p.downcast_ref::<PanicId>())
+                .map(|p| p.0)
+                .ok_or("a panicked letter without its panic payload");
+        }
+        match l.message.as_ref().map(|m| m.downcast_ref::<SoakerMsg>()) {
+            Some(Some(SoakerMsg::Work(job, _reply))) => Ok(job.id),
+            Some(None) => Err("a queued letter that is not the target's message enum"),
+            None => Err("a queued letter without its message"),
+        }
     }
 }
 
@@ -297,6 +313,7 @@ fn soak_every_message_has_exactly_one_outcome() {
         .spawn(Collector {
             ledger: Arc::clone(&ledger),
             by_reason: HashMap::new(),
+            malformed: Vec::new(),
         })
         .start();
 
@@ -415,7 +432,11 @@ fn soak_every_message_has_exactly_one_outcome() {
     assert!(final_report.unfinished.is_empty() && final_report.failed.is_empty());
     let sink = system.dead_letters().counts();
     drop(system);
-    let by_reason = collector.ask(Report).unwrap().wait().unwrap();
+    let (by_reason, malformed) = collector.ask(Report).unwrap().wait().unwrap();
+    assert!(
+        malformed.is_empty(),
+        "malformed dead letters: {malformed:#?}"
+    );
     observer.shutdown();
 
     // Every id issued has exactly one outcome.

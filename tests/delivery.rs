@@ -2,7 +2,7 @@
 //! panics, stopped actors. Contention is made with channels, never sleeps.
 
 use std::sync::mpsc;
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::thread;
 
 use kaspar::prelude::*;

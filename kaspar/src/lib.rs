@@ -46,7 +46,7 @@
 //!
 //! # Where to go next
 //!
-//! * [`Addr`] and the [`delivery` table](Addr::fast_send) for the six ways
+//! * [`Addr`] and the [`delivery` table](Addr::fast_send) for the eight ways
 //!   in; [`CyclePolicy`] and [`FastSendError`] for what a synchronous
 //!   delivery refuses, and why.
 //! * [`group`](macro@group) and [`GroupSpec`]: several actors on one thread behind one

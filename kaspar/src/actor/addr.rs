@@ -57,7 +57,9 @@ impl<A: Actor> Addr<A> {
         self.cell.id
     }
 
-    /// The actor's type name.
+    /// The actor's name: `#[actor(name = "...")]` if it gives one,
+    /// otherwise its type name. All actors of one type share it; the
+    /// [`id`](Self::id) tells instances apart.
     pub fn name(&self) -> &'static str {
         <A as ActorConfig>::NAME
     }

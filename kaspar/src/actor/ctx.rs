@@ -1,11 +1,4 @@
-//! The handler's context: the same type, with the same methods, whichever
-//! way the message arrived.
-//!
-//! `Ctx` deliberately has no method, field or trait impl that tells a
-//! handler how it was reached (inline on a caller's thread, or dequeued on
-//! its own), which thread runs it, whether a sender is blocked on it, or how
-//! deep its mailbox is. That is receiver transparency (paper §7.2), made a
-//! property of the type rather than a convention.
+//! `Ctx`, the handler's context (documented on the type).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,8 +9,14 @@ use crate::actor::traits::{Actor, Handler};
 use crate::base::clock::Time;
 use crate::base::timer::TimerId;
 
-/// What a handler may ask of the runtime. See the module docs for what it
-/// deliberately does not offer.
+/// The handler's context: the same type, with the same methods, whichever
+/// way the message arrived.
+///
+/// `Ctx` deliberately has no method, field or trait impl that tells a
+/// handler how it was reached (inline on a caller's thread, or dequeued on
+/// its own), which thread runs it, whether a sender is blocked on it, or how
+/// deep its mailbox is. That is receiver transparency (paper §7.2), made a
+/// property of the type rather than a convention.
 pub struct Ctx<'a, A: Actor> {
     cell: &'a Arc<ActorCell<A>>,
 }

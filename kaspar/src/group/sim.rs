@@ -1,19 +1,5 @@
-//! Deterministic simulation of a group (paper §11): the same actor types,
-//! unchanged, driven on the calling thread from an input sequence, in
-//! virtual time, as fast as the host allows.
-//!
-//! A [`Simulation`] builds a group whose clock is a [`VirtualClock`] and
-//! runs it without a thread: every input is queued on the group's one queue
-//! and handled before the next input is looked at, and timers fire when
-//! virtual time reaches them, in (due time, scheduling order). Actors that
-//! read time only through [`Ctx::now`](crate::Ctx::now) and schedule only
-//! through `Ctx` therefore behave identically on every run: the same
-//! inputs give the same state transitions and the same outputs, bit for
-//! bit.
-//!
-//! What the group sends outside itself goes to actors created with
-//! [`Simulation::spawn`]: they too run on the simulating thread, after the
-//! group has settled, so their state records the group's outputs.
+//! `Simulation`: a group run deterministically on the calling thread
+//! (documented on the type).
 
 use std::fmt;
 use std::sync::Arc;
@@ -34,7 +20,22 @@ use crate::mailbox::{Mailbox, MailboxKind};
 /// Drains one outside actor; returns how many messages it handled.
 type Drainer = Box<dyn FnMut() -> usize>;
 
-/// A group under simulation. See the module docs.
+/// Deterministic simulation of a group (paper §11): the same actor types,
+/// unchanged, driven on the calling thread from an input sequence, in
+/// virtual time, as fast as the host allows.
+///
+/// A [`Simulation`] builds a group whose clock is a [`VirtualClock`] and
+/// runs it without a thread: every input is queued on the group's one queue
+/// and handled before the next input is looked at, and timers fire when
+/// virtual time reaches them, in (due time, scheduling order). Actors that
+/// read time only through [`Ctx::now`](crate::Ctx::now) and schedule only
+/// through `Ctx` therefore behave identically on every run: the same
+/// inputs give the same state transitions and the same outputs, bit for
+/// bit.
+///
+/// What the group sends outside itself goes to actors created with
+/// [`Simulation::spawn`]: they too run on the simulating thread, after the
+/// group has settled, so their state records the group's outputs.
 pub struct Simulation<G: GroupSpec> {
     clock: VirtualClock,
     dead: DeadLetters,

@@ -1,0 +1,154 @@
+//! Receiver transparency, kept at review time: the public surface of the
+//! types a handler can reach (`Ctx`, `Addr`, and `Call` from
+//! `Addr::with_policy`) is compared, method by method and trait by trait,
+//! with a list reviewed for what it reveals to a handler.
+//!
+//! The trybuild cases (`tests/ui/ctx-reveals-*`) show that particular
+//! names do not exist; they cannot catch a *new* method that reveals the
+//! delivery mode. This test does: it reads the runtime's source, and fails
+//! when one of these types gains (or loses) a public method or a trait
+//! impl that is not on the list below. Adding one means answering, in
+//! review, whether a handler could use it to tell how it was reached (inline
+//! on a caller's thread or dequeued on its own), which thread runs it,
+//! whether a sender waits on it, or how deep its mailbox is, and then
+//! updating the list and the transparency chapter.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+/// The reviewed surface. For each entry: what it gives a handler.
+const REVIEWED: &[&str] = &[
+    // Ctx: mode-neutral services only.
+    "Ctx::myself",         // its own address: the same in every mode
+    "Ctx::now",            // the injected clock (virtual under simulation)
+    "Ctx::schedule_once",  // timers, delivered as ordinary messages
+    "Ctx::schedule_every", //
+    "Ctx::cancel",         //
+    "Ctx::stop",           // stop accepting; queued messages still run
+    "impl Debug for Ctx",  // prints the actor's name and id, nothing else
+    // Addr: identity, delivery, supervision.
+    "Addr::id",
+    "Addr::name",
+    "Addr::target",
+    "Addr::stats", // instrumentation by design: see the transparency chapter
+    "Addr::is_stopped",
+    "Addr::send",
+    "Addr::ask",
+    "Addr::request",
+    "Addr::with_policy",
+    "Addr::fast_send",
+    "Addr::fast_send_spin",
+    "Addr::fast_send_x",
+    "Addr::fast_send_void",
+    "Addr::fast_send_adaptive",
+    "Addr::supervise",
+    "Addr::watch",
+    "Addr::watch_restarts",
+    "Addr::dead_letters",
+    "impl Clone for Addr",
+    "impl Debug for Addr",
+    "impl PartialEq for Addr",
+    "impl Eq for Addr",
+    // Call: the synchronous operations under a per-call policy.
+    "Call::fast_send",
+    "Call::fast_send_spin",
+    "Call::fast_send_x",
+    "Call::fast_send_void",
+    "Call::fast_send_adaptive",
+];
+
+const TYPES: &[&str] = &["Ctx", "Addr", "Call"];
+
+/// The public methods and trait impls of `TYPES` found in `src`.
+fn surface(src: &str, found: &mut BTreeSet<String>) {
+    let bytes = src.as_bytes();
+    let mut at = 0;
+    while let Some(offset) = src[at..].find("\nimpl") {
+        let start = at + offset + 1;
+        let Some(open) = src[start..].find('{').map(|o| start + o) else {
+            break;
+        };
+        let header = src[start..open].split_whitespace().collect::<Vec<_>>().join(" ");
+        at = open + 1;
+        let (trait_name, self_ty) = match header.split_once(" for ") {
+            Some((before, after)) => (Some(before), after),
+            None => (None, header.as_str()),
+        };
+        // The self type is the last path segment before its generics.
+        let self_ty = self_ty
+            .rsplit(' ')
+            .find(|w| TYPES.iter().any(|t| w.starts_with(&format!("{t}<"))));
+        let Some(ty) = self_ty.and_then(|w| w.split('<').next()) else {
+            continue;
+        };
+        if let Some(tr) = trait_name {
+            // `impl<A: Actor> fmt::Debug` -> `Debug`
+            let tr = tr.rsplit([' ', ':']).next().unwrap_or(tr);
+            let tr = tr.split('<').next().unwrap_or(tr);
+            found.insert(format!("impl {tr} for {ty}"));
+        }
+        let mut depth = 1;
+        let mut end = open + 1;
+        while depth > 0 && end < bytes.len() {
+            match bytes[end] {
+                b'{' => depth += 1,
+                b'}' => depth -= 1,
+                _ => {}
+            }
+            end += 1;
+        }
+        for line in src[open + 1..end].lines() {
+            if let Some(rest) = line.strip_prefix("    pub fn ") {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                found.insert(format!("{ty}::{name}"));
+            }
+        }
+    }
+}
+
+fn walk(dir: &Path, found: &mut BTreeSet<String>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            walk(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            surface(&fs::read_to_string(&path).unwrap(), found);
+        }
+    }
+}
+
+#[test]
+fn what_a_handler_can_reach_is_exactly_the_reviewed_surface() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("kaspar/src");
+    let mut found = BTreeSet::new();
+    walk(&src, &mut found);
+    let reviewed: BTreeSet<String> = REVIEWED.iter().map(|s| s.to_string()).collect();
+    let added: Vec<_> = found.difference(&reviewed).collect();
+    let removed: Vec<_> = reviewed.difference(&found).collect();
+    assert!(
+        added.is_empty() && removed.is_empty(),
+        "the public surface of Ctx/Addr/Call changed.\n\
+         new, not yet reviewed for receiver transparency: {added:?}\n\
+         reviewed but gone: {removed:?}\n\
+         Review each new item (can a handler use it to learn how it was \
+         reached?), then update REVIEWED here and book/src/transparency.md."
+    );
+}
+
+#[test]
+fn the_scan_sees_a_new_method_and_a_new_trait_impl() {
+    // The scanner itself, on a made-up source: a test that cannot fail
+    // would prove nothing.
+    let src = "\nimpl<'a, A: Actor> Ctx<'a, A> {\n    pub fn myself(&self) {}\n    pub fn was_inline(&self) -> bool { true }\n    fn private(&self) {}\n}\n\nimpl<A: Actor> std::ops::Deref for Addr<A> {\n    type Target = ();\n}\n";
+    let mut found = BTreeSet::new();
+    surface(src, &mut found);
+    let found: Vec<_> = found.into_iter().collect();
+    assert_eq!(
+        found,
+        ["Ctx::myself", "Ctx::was_inline", "impl Deref for Addr"]
+    );
+}

@@ -206,6 +206,82 @@ fn a_journaled_live_run_replays_to_the_same_orders() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The heartbeats' tick counts from the orders actor's log: which ticks
+/// each heartbeat came after. (Their `at` is wall time live and virtual
+/// time in replay, so it is left out.)
+fn heartbeat_ticks(log: &[String]) -> Vec<u64> {
+    log.iter()
+        .filter_map(|line| line.split("ticks: ").nth(1))
+        .map(|n| n.trim_end_matches(" }").parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_journaled_live_run_with_periodic_timers_replays_identically() {
+    let dir = std::env::temp_dir().join(format!("kaspar-journal-timers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("live.journal");
+    let heartbeat = Some(Duration::from_micros(300));
+
+    // live: a heartbeat every 300 µs, fed slowly enough that heartbeats
+    // land between ticks at moments only the live run decides
+    let system = System::new();
+    let (orders, live_sent, live_log) = orders_actor();
+    let orders = system.spawn(orders).start();
+    let g = system.spawn_group::<Trading>(members(heartbeat)).start();
+    let journal = Journaled::create(&path, &g, Clock::System, route).unwrap();
+    wire(&g, &orders);
+    for (i, (_, tick)) in ticks(2_000, 11).into_iter().enumerate() {
+        assert!(journal.feed(Input::Tick(tick)).unwrap());
+        if i % 100 == 99 {
+            std::thread::sleep(Duration::from_micros(400));
+        }
+    }
+    assert_eq!(g.md.ask(Flush).unwrap().wait().unwrap(), 2_000);
+    journal.flush().unwrap();
+    drop(journal); // timers fired after this are not recorded
+    let beats_recorded = JournalReader::<Input>::open(&path)
+        .unwrap()
+        .records_timers();
+    assert!(beats_recorded);
+    system.shutdown();
+    // Everything the orders actor was sent, handled by now.
+    let live_beats = heartbeat_ticks(&live_log.lock().unwrap());
+    let live = live_sent.lock().unwrap().clone();
+
+    // replay: the timer records fire the heartbeats where they fired live
+    let mut sim = Simulation::<Trading>::new(members(heartbeat));
+    let (orders, sim_sent, sim_log) = orders_actor();
+    let orders = sim.spawn(orders);
+    wire(sim.group(), &orders);
+    let n = sim
+        .replay(JournalReader::<Input>::open(&path).unwrap(), route)
+        .unwrap();
+    assert_eq!(n, 2_000);
+    let sim_beats = heartbeat_ticks(&sim_log.lock().unwrap());
+    sim.finish();
+    assert!(
+        sim_beats.len() >= 3 && sim_beats.iter().any(|&t| t > 0 && t < 2_000),
+        "the run was meant to replay heartbeats between ticks: {sim_beats:?}"
+    );
+    // The live log also holds the heartbeats that fired after the journal
+    // was dropped; everything the journal recorded replays exactly.
+    assert!(
+        live_beats.len() >= sim_beats.len(),
+        "{live_beats:?} / {sim_beats:?}"
+    );
+    assert_eq!(
+        sim_beats[..],
+        live_beats[..sim_beats.len()],
+        "heartbeats fell between different ticks in replay"
+    );
+    assert!(
+        *sim_sent.lock().unwrap() == live,
+        "replay diverged from the live run"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 // ---- property: any interleaving, simulated twice, gives one trace --------
 
 #[derive(Clone, Debug)]

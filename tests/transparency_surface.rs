@@ -69,7 +69,10 @@ fn surface(src: &str, found: &mut BTreeSet<String>) {
         let Some(open) = src[start..].find('{').map(|o| start + o) else {
             break;
         };
-        let header = src[start..open].split_whitespace().collect::<Vec<_>>().join(" ");
+        let header = src[start..open]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         at = open + 1;
         let (trait_name, self_ty) = match header.split_once(" for ") {
             Some((before, after)) => (Some(before), after),

@@ -248,7 +248,7 @@ pub mod __private {
         ExclusiveMode, Handler, Shared,
     };
     pub use crate::base::ids::ClassId;
-    pub use crate::group::{GroupBuilder, GroupHold, GroupSpec};
+    pub use crate::group::{group_tap, GroupBuilder, GroupHold, GroupSpec, GroupTap};
     pub use crate::guard::chain::CyclePolicy;
     pub use crate::mailbox::MailboxKind;
     pub use crate::reply::ReplyTo;

@@ -27,6 +27,9 @@ pub(super) fn group_spec(item: &ItemStruct, members: &[Member]) -> TokenStream {
         || quote!(_ => #p::unreachable!("kaspar: group envelope opened for the wrong member"),),
     );
     let vis = &item.vis;
+    // Every member reaches the group's tap; the first will do (validation
+    // refuses a group without members).
+    let first = fields[0];
 
     quote! {
         #[doc = #doc]
@@ -72,6 +75,10 @@ pub(super) fn group_spec(item: &ItemStruct, members: &[Member]) -> TokenStream {
 
             fn stopped(&self, held: &#p::GroupHold<'_>) {
                 #( held.stopped(&self.#fields); )*
+            }
+
+            fn tap(&self) -> &#p::GroupTap {
+                #p::group_tap::<Self, _>(&self.#first)
             }
         }
     }

@@ -124,6 +124,22 @@ impl<A: Actor> Addr<A> {
         self.push(<A as Handler<M>>::envelope(msg, ReplyTo::actor(sink)))
     }
 
+    /// `send`, for a message one of the actor's own timers fired: a
+    /// journaled group records the firing.
+    pub(crate) fn send_timer<M>(&self, msg: M) -> Result<(), SendError<M>>
+    where
+        A: Handler<M>,
+    {
+        let envelope = <A as Handler<M>>::envelope(msg, ReplyTo::nobody());
+        match self.cell.push_timer(envelope) {
+            Ok(len) => {
+                self.cell.shared_counters().saw_len(len);
+                Ok(())
+            }
+            Err(e) => Err(e.map(|env| <A as Handler<M>>::open(env).0)),
+        }
+    }
+
     #[inline]
     fn push<M>(&self, envelope: A::Msg) -> Result<(), SendError<M>>
     where

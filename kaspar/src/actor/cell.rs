@@ -163,6 +163,11 @@ impl<A: Actor> ActorCell<A> {
         }
     }
 
+    /// Queues a message one of the actor's timers fired.
+    pub(crate) fn push_timer(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
+        self.inbox.push_timer(msg)
+    }
+
     /// The actor's lock (its group's, for a member).
     pub(crate) fn lock(&self) -> &Arc<ActorLock> {
         &self.lock

@@ -61,7 +61,7 @@ impl<'a, A: Actor> Ctx<'a, A> {
             due,
             None,
             Box::new(move || match msg.take() {
-                Some(m) => me.send(m).is_ok(),
+                Some(m) => me.send_timer(m).is_ok(),
                 None => false,
             }),
         )
@@ -79,7 +79,7 @@ impl<'a, A: Actor> Ctx<'a, A> {
         self.cell.clock.timers().schedule(
             due,
             Some(period),
-            Box::new(move || me.send(msg.clone()).is_ok()),
+            Box::new(move || me.send_timer(msg.clone()).is_ok()),
         )
     }
 

@@ -7,17 +7,26 @@
 //! input to the right member. [`Journaled::feed`] stamps the input with the
 //! group's clock, routes it, and appends it to the journal, all under one
 //! lock, so the journal's order is the order the inputs entered the
-//! group's queue even with several feeding threads. [`Simulation::replay`]
-//! moves virtual time to each record's arrival time (firing timers due on
-//! the way) and routes it the same way.
+//! group's queue even with several feeding threads.
+//!
+//! Timers are inputs too: a live timer fires at a moment the outside world
+//! decides, relative to the inputs. While a [`Journaled`] exists, every
+//! timer that fires into its group is recorded (under the same lock as the
+//! inputs, so in the group's queue order), and [`Simulation::replay`] fires
+//! the group's next timer exactly where the live run did, instead of by its
+//! virtual due time. A live run with periodic timers therefore replays to
+//! the same outputs, as an input-only one does.
 //!
 //! # File format
 //!
-//! A header, `KSPRJNL` and a format version byte, then records: payload
-//! length (`u32`, little-endian), arrival time in nanoseconds (`u64`,
-//! little-endian), and the payload, the input encoded with postcard. A
-//! damaged or truncated file is reported as a [`JournalError`] naming the
-//! byte offset of the bad record; reading never panics on bad input.
+//! A header, `KSPRJNL` and a format version byte (2), then records:
+//! payload length (`u32`, little-endian), time in nanoseconds (`u64`,
+//! little-endian), kind (`u8`: 0 an input, 1 a timer firing), and the
+//! payload: the input encoded with postcard, empty for a timer. Version 1
+//! files (inputs only, no kind byte) are still read; their replay fires
+//! timers by due time. A damaged or truncated file is reported as a
+//! [`JournalError`] naming the byte offset of the bad record; reading never
+//! panics on bad input.
 
 use std::fmt;
 use std::fs::File;
@@ -25,16 +34,22 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::marker::PhantomData;
 use std::path::Path;
 
-use crate::base::sync::Mutex;
+use std::sync::Arc;
+
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::base::clock::{Clock, Time};
+use crate::base::sync::Mutex;
 use crate::group::sim::Simulation;
-use crate::group::GroupSpec;
+use crate::group::{GroupSpec, TimerRecorder};
 
 const MAGIC: &[u8; 7] = b"KSPRJNL";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+/// Inputs only, no kind byte: read, never written.
+const VERSION_INPUTS_ONLY: u8 = 1;
+const KIND_INPUT: u8 = 0;
+const KIND_TIMER: u8 = 1;
 /// Larger records are taken for corruption rather than allocated.
 const MAX_RECORD: u32 = 64 << 20;
 
@@ -62,6 +77,12 @@ pub enum JournalErrorKind {
     BadLength(u32),
     /// A payload does not decode as the input type.
     Decode(String),
+    /// A record's kind byte is neither an input nor a timer.
+    BadKind(u8),
+    /// Replay met a timer record, but the simulated group had no timer
+    /// pending: the journal does not belong to this group (or its code
+    /// changed since the recording).
+    NoTimerPending,
     /// Reading failed.
     Io(io::Error),
 }
@@ -85,6 +106,13 @@ impl fmt::Display for JournalError {
                     "corrupt journal: record at byte {at} does not decode: {e}"
                 )
             }
+            JournalErrorKind::BadKind(k) => {
+                write!(f, "corrupt journal: record at byte {at} has kind {k}")
+            }
+            JournalErrorKind::NoTimerPending => write!(
+                f,
+                "replay diverged: the timer firing recorded at byte {at} has no pending timer to fire"
+            ),
             JournalErrorKind::Io(e) => write!(f, "reading journal at byte {at}: {e}"),
         }
     }
@@ -92,10 +120,16 @@ impl fmt::Display for JournalError {
 
 impl std::error::Error for JournalError {}
 
-/// A live group's input side, journaling every input it routes.
+/// A live group's input side, journaling every input it routes and every
+/// timer that fires into the group while it exists.
 pub struct Journaled<'g, G: GroupSpec, I> {
     group: &'g G,
     route: Route<G, I>,
+    recorder: Arc<Recorder>,
+}
+
+/// The journal file, shared by the input side and the group's timer tap.
+struct Recorder {
     clock: Clock,
     out: Mutex<Writer>,
 }
@@ -103,6 +137,42 @@ pub struct Journaled<'g, G: GroupSpec, I> {
 struct Writer {
     file: BufWriter<File>,
     buf: Vec<u8>,
+    /// The first write error; later records are not written after it.
+    failed: Option<io::Error>,
+}
+
+impl Writer {
+    fn record(&mut self, at: Time, kind: u8) -> io::Result<()> {
+        if let Some(e) = &self.failed {
+            return Err(io::Error::new(e.kind(), e.to_string()));
+        }
+        let len = u32::try_from(self.buf.len())
+            .ok()
+            .filter(|&n| n <= MAX_RECORD)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "input too large"))?;
+        let written = self
+            .file
+            .write_all(&len.to_le_bytes())
+            .and_then(|()| self.file.write_all(&at.as_nanos().to_le_bytes()))
+            .and_then(|()| self.file.write_all(&[kind]))
+            .and_then(|()| self.file.write_all(&self.buf));
+        if let Err(e) = &written {
+            self.failed = Some(io::Error::new(e.kind(), e.to_string()));
+        }
+        written
+    }
+}
+
+impl TimerRecorder for Recorder {
+    fn timer_fired(&self, push: &mut dyn FnMut()) {
+        let mut out = self.out.lock();
+        let at = self.clock.now();
+        push();
+        out.buf.clear();
+        // A failed write is kept and reported by the next `feed` or
+        // `flush`: the timer thread has no one to report it to.
+        let _ = out.record(at, KIND_TIMER);
+    }
 }
 
 impl<G: GroupSpec, I> fmt::Debug for Journaled<'_, G, I> {
@@ -113,7 +183,10 @@ impl<G: GroupSpec, I> fmt::Debug for Journaled<'_, G, I> {
 
 impl<'g, G: GroupSpec, I: Serialize> Journaled<'g, G, I> {
     /// Creates (truncates) the journal file at `path`. `clock` stamps the
-    /// arrivals: the clock the group's members read.
+    /// arrivals: the clock the group's members read. From now until the
+    /// `Journaled` is dropped, the group's timer firings are recorded too;
+    /// create it before the group's first input and before its first timer
+    /// can fire, or the replay misses what came before.
     pub fn create(
         path: impl AsRef<Path>,
         group: &'g G,
@@ -123,50 +196,84 @@ impl<'g, G: GroupSpec, I: Serialize> Journaled<'g, G, I> {
         let mut file = BufWriter::new(File::create(path)?);
         file.write_all(MAGIC)?;
         file.write_all(&[VERSION])?;
-        Ok(Journaled {
-            group,
-            route,
+        let recorder = Arc::new(Recorder {
             clock,
             out: Mutex::new(Writer {
                 file,
                 buf: Vec::new(),
+                failed: None,
             }),
+        });
+        group
+            .tap()
+            .set(Some(recorder.clone() as Arc<dyn TimerRecorder>));
+        Ok(Journaled {
+            group,
+            route,
+            recorder,
         })
     }
 
     /// Routes `input` into the group and journals it with its arrival time.
     /// Returns `Ok(false)` (and journals nothing) if the group refused it.
     pub fn feed(&self, input: I) -> io::Result<bool> {
-        let mut out = self.out.lock();
+        let mut out = self.recorder.out.lock();
         let w = &mut *out;
         w.buf.clear();
         let payload = postcard::to_extend(&input, std::mem::take(&mut w.buf))
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         w.buf = payload;
-        let at = self.clock.now();
+        let at = self.recorder.clock.now();
         if !(self.route)(self.group, input) {
             return Ok(false);
         }
-        let len = u32::try_from(w.buf.len())
-            .ok()
-            .filter(|&n| n <= MAX_RECORD)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "input too large"))?;
-        w.file.write_all(&len.to_le_bytes())?;
-        w.file.write_all(&at.as_nanos().to_le_bytes())?;
-        w.file.write_all(&w.buf)?;
+        w.record(at, KIND_INPUT)?;
         Ok(true)
     }
 
-    /// Flushes buffered records to the file.
+    /// Flushes buffered records to the file; reports a write that failed
+    /// since (a timer firing's, say).
     pub fn flush(&self) -> io::Result<()> {
-        self.out.lock().file.flush()
+        let mut out = self.recorder.out.lock();
+        if let Some(e) = &out.failed {
+            return Err(io::Error::new(e.kind(), e.to_string()));
+        }
+        out.file.flush()
     }
+}
+
+impl<G: GroupSpec, I> Drop for Journaled<'_, G, I> {
+    fn drop(&mut self) {
+        // Timers fired after this are not recorded; the file is complete
+        // up to here.
+        self.group.tap().set(None);
+        let _ = self.recorder.out.lock().file.flush();
+    }
+}
+
+/// One record of a journal.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Entry<I> {
+    /// An input that entered the group at `at`.
+    Input {
+        /// When it entered the group's queue.
+        at: Time,
+        /// The input.
+        input: I,
+    },
+    /// One of the group's timers fired into its queue at `at`.
+    Timer {
+        /// When it fired.
+        at: Time,
+    },
 }
 
 /// Reads a journal record by record.
 pub struct JournalReader<I> {
     input: BufReader<File>,
     offset: u64,
+    version: u8,
     _input: PhantomData<fn() -> I>,
 }
 
@@ -217,26 +324,57 @@ impl<I: DeserializeOwned> JournalReader<I> {
         };
         if !read_full(&mut input, &mut header, 0).map_err(|_| bad())?
             || &header[..7] != MAGIC
-            || header[7] != VERSION
+            || !(header[7] == VERSION || header[7] == VERSION_INPUTS_ONLY)
         {
             return Err(bad());
         }
         Ok(JournalReader {
             input,
             offset: 8,
+            version: header[7],
             _input: PhantomData,
         })
     }
 
-    /// The next record, `Ok(None)` at a clean end of file.
+    /// Whether the journal records timer firings (version 2 on), so that a
+    /// replay fires timers where they fired live.
+    pub fn records_timers(&self) -> bool {
+        self.version >= VERSION
+    }
+
+    /// The next input, skipping timer records; `Ok(None)` at a clean end
+    /// of file.
     pub fn next_record(&mut self) -> Result<Option<(Time, I)>, JournalError> {
+        loop {
+            match self.next_entry()? {
+                None => return Ok(None),
+                Some(Entry::Input { at, input }) => return Ok(Some((at, input))),
+                Some(Entry::Timer { .. }) => {}
+            }
+        }
+    }
+
+    /// The next record of either kind; `Ok(None)` at a clean end of file.
+    pub fn next_entry(&mut self) -> Result<Option<Entry<I>>, JournalError> {
         let start = self.offset;
-        let mut head = [0u8; 12];
-        if !read_full(&mut self.input, &mut head, start)? {
+        let head_len = if self.records_timers() { 13 } else { 12 };
+        let mut head = [0u8; 13];
+        if !read_full(&mut self.input, &mut head[..head_len], start)? {
             return Ok(None);
         }
         let len = u32::from_le_bytes(head[..4].try_into().expect("4 bytes"));
-        let at = u64::from_le_bytes(head[4..].try_into().expect("8 bytes"));
+        let at = Time::from_nanos(u64::from_le_bytes(head[4..12].try_into().expect("8 bytes")));
+        let kind = if self.records_timers() {
+            head[12]
+        } else {
+            KIND_INPUT
+        };
+        if kind != KIND_INPUT && kind != KIND_TIMER {
+            return Err(JournalError {
+                offset: start,
+                kind: JournalErrorKind::BadKind(kind),
+            });
+        }
         if len > MAX_RECORD {
             return Err(JournalError {
                 offset: start,
@@ -250,12 +388,15 @@ impl<I: DeserializeOwned> JournalReader<I> {
                 kind: JournalErrorKind::Truncated,
             });
         }
+        self.offset = start + head_len as u64 + u64::from(len);
+        if kind == KIND_TIMER {
+            return Ok(Some(Entry::Timer { at }));
+        }
         let input = postcard::from_bytes(&payload).map_err(|e| JournalError {
             offset: start,
             kind: JournalErrorKind::Decode(e.to_string()),
         })?;
-        self.offset = start + 12 + u64::from(len);
-        Ok(Some((Time::from_nanos(at), input)))
+        Ok(Some(Entry::Input { at, input }))
     }
 }
 
@@ -268,22 +409,48 @@ impl<I: DeserializeOwned> Iterator for JournalReader<I> {
 }
 
 impl<G: GroupSpec> Simulation<G> {
-    /// Replays a journal: for each record, moves virtual time to its arrival
-    /// time, routes it exactly as [`Journaled::feed`] did, and settles.
-    /// Returns how many inputs were replayed.
+    /// Replays a journal: for each input, moves virtual time to its
+    /// arrival time, routes it exactly as [`Journaled::feed`] did, and
+    /// settles; for each timer record, moves virtual time there and fires
+    /// the group's next timer (the one that fired live at that point), and
+    /// settles. Timers fire only where the journal says, never by due time.
+    /// (A version 1 journal, which has no timer records, fires timers by
+    /// due time as it goes.) Returns how many inputs were replayed.
     pub fn replay<I: DeserializeOwned>(
         &mut self,
-        journal: JournalReader<I>,
+        mut journal: JournalReader<I>,
         route: Route<G, I>,
     ) -> Result<usize, JournalError> {
+        let by_record = journal.records_timers();
+        // What was queued before the journal began (wiring, say) was
+        // handled before anything the journal recorded could happen.
+        self.settle();
         let mut n = 0;
-        for record in journal {
-            let (at, input) = record?;
-            self.advance_to(at);
-            route(self.group(), input);
-            self.settle();
-            n += 1;
+        loop {
+            let offset = journal.offset;
+            match journal.next_entry()? {
+                None => return Ok(n),
+                Some(Entry::Input { at, input }) => {
+                    if by_record {
+                        self.move_clock_to(at);
+                    } else {
+                        self.advance_to(at);
+                    }
+                    route(self.group(), input);
+                    self.settle();
+                    n += 1;
+                }
+                Some(Entry::Timer { at }) => {
+                    self.move_clock_to(at);
+                    if !self.fire_next_timer() {
+                        return Err(JournalError {
+                            offset,
+                            kind: JournalErrorKind::NoTimerPending,
+                        });
+                    }
+                    self.settle();
+                }
+            }
         }
-        Ok(n)
     }
 }

@@ -81,12 +81,71 @@ pub trait GroupSpec: Sized + Send + 'static {
     /// Runs every member's `stopped` hook, in field order.
     #[doc(hidden)]
     fn stopped(&self, held: &GroupHold<'_>);
+    /// Where the group reports its timer firings (a journal, or nowhere).
+    #[doc(hidden)]
+    fn tap(&self) -> &GroupTap;
 }
 
 /// The group's one queue, shared by its members' sinks. (The group's lock
 /// is a separate `Arc<ActorLock>` that every member's cell holds.)
 pub(crate) struct GroupCore<G: GroupSpec> {
     mailbox: Mailbox<G::Msg>,
+    tap: GroupTap,
+}
+
+/// Where a group reports the timers that fire into it: nowhere, or a
+/// journal that records each firing in the group's queue order, so that a
+/// replay fires the same timers at the same points of the input sequence.
+#[doc(hidden)]
+#[derive(Default)]
+pub struct GroupTap {
+    recorder: crate::base::sync::Mutex<Option<Arc<dyn TimerRecorder>>>,
+}
+
+impl fmt::Debug for GroupTap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let on = self.recorder.lock().is_some();
+        write!(f, "GroupTap({})", if on { "recording" } else { "off" })
+    }
+}
+
+/// Records timer firings (a journal).
+pub(crate) trait TimerRecorder: Send + Sync {
+    /// Runs `push` (the firing) and records it, as one step with respect
+    /// to the recorder's other records.
+    fn timer_fired(&self, push: &mut dyn FnMut());
+}
+
+impl GroupTap {
+    /// Starts (`Some`) or stops (`None`) recording.
+    pub(crate) fn set(&self, recorder: Option<Arc<dyn TimerRecorder>>) {
+        *self.recorder.lock() = recorder;
+    }
+
+    fn fire(&self, push: &mut dyn FnMut()) {
+        let recorder = self.recorder.lock().clone();
+        match recorder {
+            Some(r) => r.timer_fired(push),
+            None => push(),
+        }
+    }
+}
+
+/// The tap of the group `member` belongs to. Used by `#[group]` code.
+///
+/// # Panics
+///
+/// If `member` is not a member of a group of type `G` (the generated code
+/// passes one of `G`'s own fields).
+#[doc(hidden)]
+pub fn group_tap<G: GroupSpec, A: Actor>(member: &Addr<A>) -> &GroupTap {
+    member
+        .cell
+        .inbox
+        .group_sink()
+        .and_then(|sink| sink.as_any().downcast_ref::<MemberSink<G, A>>())
+        .map(|sink| &sink.core.tap)
+        .expect("kaspar: a group's member belongs to that group")
 }
 
 struct MemberSink<G: GroupSpec, A: Actor> {
@@ -102,6 +161,20 @@ impl<G: GroupSpec, A: Actor> GroupSink<A::Msg> for MemberSink<G, A> {
             .mailbox
             .push_watched((self.wrap)(msg), watch)
             .map_err(|e| e.map(self.unwrap))
+    }
+
+    fn push_timer(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
+        let mut msg = Some(msg);
+        let mut pushed = None;
+        self.core.tap.fire(&mut || {
+            let m = msg.take().expect("a timer fires once per firing");
+            pushed = Some(self.push(m, &|| Ok(None)));
+        });
+        pushed.expect("the tap ran the push")
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 
@@ -188,7 +261,10 @@ pub(crate) fn build<G: GroupSpec>(
     clock: &Clock,
     dead: &DeadLetters,
 ) -> (G, Arc<GroupCore<G>>, Arc<ActorLock>) {
-    let core = Arc::new(GroupCore { mailbox });
+    let core = Arc::new(GroupCore {
+        mailbox,
+        tap: GroupTap::default(),
+    });
     let lock = Arc::new(ActorLock::new(true));
     let mut builder = GroupBuilder {
         core: &core,

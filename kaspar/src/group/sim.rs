@@ -180,6 +180,23 @@ impl<G: GroupSpec> Simulation<G> {
         self.clock.advance_to(t);
     }
 
+    /// Moves virtual time to `t` (never back) without firing any timer.
+    #[cfg(feature = "journal")]
+    pub(crate) fn move_clock_to(&mut self, t: Time) {
+        self.clock.advance_to(t);
+    }
+
+    /// Fires the earliest pending timer, whatever its due time; false if
+    /// none is pending. For a journal's timer records.
+    #[cfg(feature = "journal")]
+    pub(crate) fn fire_next_timer(&mut self) -> bool {
+        let timers = Clock::Virtual(self.clock.clone());
+        match timers.timers().next_due() {
+            Some(due) => timers.timers().fire_next(due),
+            None => false,
+        }
+    }
+
     /// Delivers one input: moves time to `at`, queues `msg` for `to`, and
     /// settles.
     pub fn deliver<A, M>(&mut self, at: Time, to: &Addr<A>, msg: M) -> Result<(), SendError<M>>

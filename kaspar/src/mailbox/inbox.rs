@@ -21,6 +21,11 @@ use crate::mailbox::{Mailbox, Watch};
 pub(crate) trait GroupSink<M>: Send + Sync {
     /// Wraps and pushes; hands the member's message back on failure.
     fn push(&self, msg: M, watch: Watch<'_>) -> Result<usize, SendError<M>>;
+    /// Pushes a message a timer fired, so the group can record it (a
+    /// journaled group writes the firing into its journal, in queue order).
+    fn push_timer(&self, msg: M) -> Result<usize, SendError<M>>;
+    /// The sink itself, for the group layer to recognise its own.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 // The mailbox stays inline: boxing it would add a pointer chase to every
@@ -47,6 +52,30 @@ impl<M> Inbox<M> {
                     sink.push(msg, watch)
                 }
             }
+        }
+    }
+
+    /// Pushes a message one of the actor's timers fired (see
+    /// [`GroupSink::push_timer`]); a standalone actor's own mailbox takes it
+    /// like any other.
+    pub(crate) fn push_timer(&self, msg: M) -> Result<usize, SendError<M>> {
+        match self {
+            Inbox::Own(mailbox) => mailbox.push(msg),
+            Inbox::Group { sink, closed } => {
+                if closed.load(Ordering::Acquire) {
+                    Err(SendError::Closed(msg))
+                } else {
+                    sink.push_timer(msg)
+                }
+            }
+        }
+    }
+
+    /// The group sink, for a group member; `None` for a standalone actor.
+    pub(crate) fn group_sink(&self) -> Option<&dyn GroupSink<M>> {
+        match self {
+            Inbox::Own(_) => None,
+            Inbox::Group { sink, .. } => Some(&**sink),
         }
     }
 

@@ -22,7 +22,7 @@ if [ -z "$msrv" ] || [ "$(printf '%s\n' "$msrv" | wc -l)" -ne 1 ]; then
     exit 1
 fi
 
-rustup toolchain install "$msrv" --profile minimal
+rustup toolchain install "$msrv" --profile minimal --no-self-update
 cargo "+$msrv" --version
 cargo "+$msrv" check --workspace --all-targets --locked --target-dir target/msrv
 echo "msrv: the workspace builds with rustc $msrv"

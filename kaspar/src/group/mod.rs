@@ -118,6 +118,7 @@ pub(crate) trait TimerRecorder: Send + Sync {
 
 impl GroupTap {
     /// Starts (`Some`) or stops (`None`) recording.
+    #[cfg(feature = "journal")]
     pub(crate) fn set(&self, recorder: Option<Arc<dyn TimerRecorder>>) {
         *self.recorder.lock() = recorder;
     }

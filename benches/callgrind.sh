@@ -36,7 +36,7 @@ echo
 echo "| case | instructions per op |"
 echo "|---|---:|"
 for case in direct_call virtual_predicted virtual_unpredicted lock_call_unlock \
-    fast_send_no_reply fast_send; do
+    fast_send_no_reply fast_send fast_send_recipient; do
     echo "| $case | $(per_op "$dispatch" "$case") |"
 done
 echo "| fast_send_intra_group | $(per_op "$table5" fast_send_intra_group) |"

@@ -231,6 +231,26 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
     let fast = allocations() - before;
     assert_eq!(fast, 0, "fast_send (request + reply) must not allocate");
 
+    // the same through a type-erased recipient (made before counting: a
+    // recipient allocates once, when it is made)
+    let recipient: Recipient<Order, Ack> = book.recipient();
+    let before = allocations();
+    for id in 0..N {
+        let Ack(a) = recipient
+            .fast_send(Order {
+                id,
+                price: 2,
+                qty: 3,
+            })
+            .unwrap();
+        assert_eq!(a, id);
+    }
+    let through_recipient = allocations() - before;
+    assert_eq!(
+        through_recipient, 0,
+        "fast_send through a Recipient must not allocate"
+    );
+
     let before = allocations();
     let mut sent = 0;
     while sent < N {
@@ -243,7 +263,7 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
             .unwrap();
             sent += 1;
         }
-        wait_handled(&book, 4 * N + sent);
+        wait_handled(&book, 5 * N + sent);
     }
     let sends = allocations() - before;
     assert_eq!(sends, 0, "steady-state send must not allocate");
@@ -306,7 +326,9 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
         bursts, 0,
         "a burst no bigger than an earlier one must not allocate"
     );
-    assert!(book.stats().mailbox_high_water >= BURST);
+    // The run loop may hold one popped message while it waits for the
+    // lock; everything else queued.
+    assert!(book.stats().mailbox_high_water >= BURST - 1);
     holder.stop();
 
     // A group: outside sends into its one queue, a member's inline

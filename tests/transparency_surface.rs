@@ -46,10 +46,13 @@ const REVIEWED: &[&str] = &[
     "Addr::watch",
     "Addr::watch_restarts",
     "Addr::dead_letters",
+    "Addr::stop",      // stops accepting; what is queued still runs
+    "Addr::recipient", // the same address, type-erased
     "impl Clone for Addr",
     "impl Debug for Addr",
     "impl PartialEq for Addr",
     "impl Eq for Addr",
+    "impl Deliver for Addr", // private: the vtable behind `Recipient`
     // Call: the synchronous operations under a per-call policy.
     "Call::fast_send",
     "Call::fast_send_spin",
@@ -86,10 +89,7 @@ fn surface(src: &str, found: &mut BTreeSet<String>) {
             continue;
         };
         if let Some(tr) = trait_name {
-            // `impl<A: Actor> fmt::Debug` -> `Debug`
-            let tr = tr.rsplit([' ', ':']).next().unwrap_or(tr);
-            let tr = tr.split('<').next().unwrap_or(tr);
-            found.insert(format!("impl {tr} for {ty}"));
+            found.insert(format!("impl {} for {ty}", trait_of(tr)));
         }
         let mut depth = 1;
         let mut end = open + 1;
@@ -111,6 +111,28 @@ fn surface(src: &str, found: &mut BTreeSet<String>) {
             }
         }
     }
+}
+
+/// `impl<A: Actor, M> fmt::Debug<X>` -> `Debug`: the trait's last path
+/// segment, without the impl's generics or the trait's.
+fn trait_of(header: &str) -> &str {
+    let mut rest = header.trim_start_matches("impl");
+    if rest.starts_with('<') {
+        let mut depth = 0;
+        for (i, c) in rest.char_indices() {
+            match c {
+                '<' => depth += 1,
+                '>' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                rest = &rest[i + 1..];
+                break;
+            }
+        }
+    }
+    let path = rest.trim().split(['<', ' ']).next().unwrap_or("");
+    path.rsplit("::").next().unwrap_or(path)
 }
 
 fn walk(dir: &Path, found: &mut BTreeSet<String>) {
@@ -146,12 +168,17 @@ fn what_a_handler_can_reach_is_exactly_the_reviewed_surface() {
 fn the_scan_sees_a_new_method_and_a_new_trait_impl() {
     // The scanner itself, on a made-up source: a test that cannot fail
     // would prove nothing.
-    let src = "\nimpl<'a, A: Actor> Ctx<'a, A> {\n    pub fn myself(&self) {}\n    pub fn was_inline(&self) -> bool { true }\n    fn private(&self) {}\n}\n\nimpl<A: Actor> std::ops::Deref for Addr<A> {\n    type Target = ();\n}\n";
+    let src = "\nimpl<'a, A: Actor> Ctx<'a, A> {\n    pub fn myself(&self) {}\n    pub fn was_inline(&self) -> bool { true }\n    fn private(&self) {}\n}\n\nimpl<A: Actor> std::ops::Deref for Addr<A> {\n    type Target = ();\n}\n\nimpl<A, M, R> Into<M, R> for Addr<A>\nwhere\n    A: Handler<M, Reply = R>,\n{\n}\n";
     let mut found = BTreeSet::new();
     surface(src, &mut found);
     let found: Vec<_> = found.into_iter().collect();
     assert_eq!(
         found,
-        ["Ctx::myself", "Ctx::was_inline", "impl Deref for Addr"]
+        [
+            "Ctx::myself",
+            "Ctx::was_inline",
+            "impl Deref for Addr",
+            "impl Into for Addr"
+        ]
     );
 }

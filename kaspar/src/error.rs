@@ -320,3 +320,157 @@ impl fmt::Display for AskError {
 }
 
 impl std::error::Error for AskError {}
+
+/// Any kaspar error, with the message dropped: what `?` turns every
+/// per-message error into, so code that sends several message types can
+/// return one error type (and `?` on into `anyhow`-style boxes, since it is
+/// `Send + Sync + 'static`).
+///
+/// The per-message errors ([`SendError<M>`], [`FastSendError<M>`]) stay
+/// the operations' return types, for callers who want the undelivered
+/// message back; convert with `?` or `.into()` when you do not.
+///
+/// ```
+/// use kaspar::prelude::*;
+///
+/// pub struct Ping;
+/// pub struct Pong;
+/// #[actor]
+/// pub struct Both;
+/// #[actor]
+/// impl Both {
+///     #[handler(Ping)]
+///     fn ping(&mut self, _m: Ping, _c: &mut Ctx<Self>) -> u32 { 1 }
+///     #[handler(Pong)]
+///     fn pong(&mut self, _m: Pong, _c: &mut Ctx<Self>) -> Result<u32, std::num::ParseIntError> {
+///         "2".parse()
+///     }
+/// }
+///
+/// fn both(addr: &Addr<Both>) -> Result<u32, kaspar::Error> {
+///     let a = addr.fast_send(Ping)?;                 // FastSendError<Ping> -> Error
+///     addr.send(Ping)?;                              // SendError<Ping> -> Error
+///     let b = addr.fast_send(Pong).flatten_reply()?; // the handler's own Result, too
+///     Ok(a + b)
+/// }
+///
+/// let system = System::new();
+/// assert_eq!(both(&system.spawn(Both).start()).unwrap(), 3);
+/// system.shutdown();
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A bounded mailbox was full ([`SendError::Full`]).
+    Full,
+    /// The actor has stopped ([`SendError::Closed`],
+    /// [`FastSendError::Closed`]); the target when the error knew it.
+    Closed(Option<Target>),
+    /// The actor was busy on another thread ([`FastSendError::Busy`]).
+    Busy(Target),
+    /// A synchronous cycle on this thread ([`FastSendError::Cycle`]).
+    Cycle {
+        /// The actor already on the chain.
+        target: Target,
+        /// The chain at the call.
+        chain: CallChain,
+    },
+    /// Waiting would have deadlocked ([`FastSendError::Deadlock`],
+    /// [`SendError::Deadlock`], [`AskError::Deadlock`]).
+    Deadlock(Vec<WaitEdge>),
+    /// The handler panicked ([`FastSendError::Panicked`],
+    /// [`AskError::Panicked`]); the target when the error knew it.
+    Panicked(Option<Target>),
+    /// An `ask` timed out ([`AskError::Timeout`]).
+    Timeout,
+    /// The message was dropped unhandled ([`AskError::Dropped`]).
+    Dropped,
+    /// The handler ran and returned an error of its own (see
+    /// [`FlattenReply`]).
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Full => f.write_str("mailbox full"),
+            Error::Closed(Some(t)) => write!(f, "{t} has stopped"),
+            Error::Closed(None) => f.write_str("actor stopped"),
+            Error::Busy(t) => write!(f, "{t} is busy on another thread"),
+            Error::Cycle { target, chain } => write!(
+                f,
+                "synchronous cycle: {target} is already running on this thread ({chain})"
+            ),
+            Error::Deadlock(cycle) => write!(f, "waiting would deadlock {} threads", cycle.len()),
+            Error::Panicked(Some(t)) => write!(f, "handler of {t} panicked"),
+            Error::Panicked(None) => f.write_str("the handler panicked"),
+            Error::Timeout => f.write_str("no reply yet: timed out"),
+            Error::Dropped => f.write_str("the message was dropped unhandled"),
+            Error::Failed(e) => write!(f, "the handler failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Failed(e) => Some(&**e),
+            _ => None,
+        }
+    }
+}
+
+impl<M> From<SendError<M>> for Error {
+    fn from(e: SendError<M>) -> Self {
+        match e {
+            SendError::Full(_) => Error::Full,
+            SendError::Closed(_) => Error::Closed(None),
+            SendError::Deadlock { cycle, .. } => Error::Deadlock(cycle),
+        }
+    }
+}
+
+impl<M> From<FastSendError<M>> for Error {
+    fn from(e: FastSendError<M>) -> Self {
+        match e {
+            FastSendError::Busy { target, .. } => Error::Busy(target),
+            FastSendError::Cycle { target, chain, .. } => Error::Cycle { target, chain },
+            FastSendError::Deadlock { cycle, .. } => Error::Deadlock(cycle),
+            FastSendError::Panicked { target } => Error::Panicked(Some(target)),
+            FastSendError::Closed { target, .. } => Error::Closed(Some(target)),
+        }
+    }
+}
+
+impl From<AskError> for Error {
+    fn from(e: AskError) -> Self {
+        match e {
+            AskError::Timeout => Error::Timeout,
+            AskError::Panicked => Error::Panicked(None),
+            AskError::Dropped => Error::Dropped,
+            AskError::Deadlock(cycle) => Error::Deadlock(cycle),
+        }
+    }
+}
+
+/// Flattens the reply of a handler that returns its own `Result`: a
+/// delivery error and the handler's error both become an [`Error`].
+pub trait FlattenReply<T> {
+    /// `Ok(value)` if delivered and the handler succeeded; otherwise the
+    /// delivery's error, or [`Error::Failed`] with the handler's.
+    fn flatten_reply(self) -> Result<T, Error>;
+}
+
+impl<T, E, D> FlattenReply<T> for Result<Result<T, E>, D>
+where
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    D: Into<Error>,
+{
+    fn flatten_reply(self) -> Result<T, Error> {
+        match self {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(Error::Failed(e.into())),
+            Err(e) => Err(e.into()),
+        }
+    }
+}

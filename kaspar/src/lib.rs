@@ -143,7 +143,8 @@ pub use base::ids::{ActorId, ClassId};
 pub use base::stats::ActorStats;
 pub use base::timer::TimerId;
 pub use delivery::fast_send::Call;
-pub use error::{AskError, Delivered, FastSendError, SendError, Target};
+pub use delivery::recipient::Recipient;
+pub use error::{AskError, Delivered, Error, FastSendError, FlattenReply, SendError, Target};
 pub use failure::dead_letters::{DeadLetter, DeadLetterCounts, DeadLetterReason, DeadLetters};
 pub use failure::supervision::{ExitReason, Restarted, Supervision, Terminated};
 pub use group::sim::Simulation;
@@ -165,8 +166,8 @@ pub use group::journal;
 /// Everything a typical actor module needs.
 pub mod prelude {
     pub use crate::{
-        actor, group, handler, Addr, Ctx, CyclePolicy, Delivered, FastSendError, IdleWait,
-        MailboxKind, SendError, System,
+        actor, group, handler, Addr, Ctx, CyclePolicy, Delivered, FastSendError, FlattenReply,
+        IdleWait, MailboxKind, Recipient, SendError, System,
     };
 }
 

@@ -129,10 +129,11 @@ fn time(iters: u64, mut f: impl FnMut(u64) -> u64) -> f64 {
 }
 
 /// The cases `benches/dispatch.rs` reports.
-pub const BASIC: [&str; 4] = [
+pub const BASIC: [&str; 5] = [
     "direct_call",
     "lock_call_unlock",
     "fast_send",
+    "fast_send_recipient",
     "fast_send_chain4",
 ];
 
@@ -177,6 +178,8 @@ impl Dispatch {
 struct Fixture {
     system: System,
     target: Addr<Target>,
+    /// The same actor through a type-erased `Recipient<Add, u64>`.
+    recipient: Recipient<Add, u64>,
     relays: Arc<Vec<Addr<Relay>>>,
     plain: State,
     locked: parking_lot::Mutex<State>,
@@ -196,6 +199,7 @@ impl Fixture {
         let relays = Arc::new((0..4).map(|_| system.spawn(Relay).start()).collect());
         Fixture {
             system,
+            recipient: target.recipient(),
             target,
             relays,
             plain: State { total: 0 },
@@ -210,6 +214,7 @@ impl Fixture {
     fn run(&mut self, case: &str, iters: u64) -> f64 {
         let Fixture {
             target,
+            recipient,
             relays,
             plain,
             locked,
@@ -222,6 +227,7 @@ impl Fixture {
             "direct_call" => time(iters, |x| work(plain, x)),
             "lock_call_unlock" => time(iters, |x| work(&mut locked.lock(), x)),
             "fast_send" => time(iters, |x| target.fast_send(Add(x)).unwrap()),
+            "fast_send_recipient" => time(iters, |x| recipient.fast_send(Add(x)).unwrap()),
             "fast_send_chain4" => relays[0]
                 .fast_send(Descend {
                     relays: Arc::clone(relays),

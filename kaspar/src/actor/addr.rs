@@ -69,6 +69,20 @@ impl<A: Actor> Addr<A> {
         self.cell.target()
     }
 
+    /// Stops the actor gracefully, from outside (as [`Ctx::stop`] does from
+    /// inside): it stops accepting at once (later sends get `Closed`, the
+    /// message handed back), handles everything it accepted before, then
+    /// its `#[stopped]` hook runs on its own thread and its watchers get
+    /// [`Terminated`](crate::Terminated). Returns without waiting; use
+    /// [`watch`](Self::watch) to learn when it is done. A group member's
+    /// queued messages are still handled, and its hook runs when its group
+    /// stops.
+    ///
+    /// [`Ctx::stop`]: crate::Ctx::stop
+    pub fn stop(&self) {
+        self.cell.inbox.close();
+    }
+
     /// A snapshot of the actor's counters.
     pub fn stats(&self) -> ActorStats {
         self.cell.stats.snapshot()

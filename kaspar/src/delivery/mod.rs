@@ -3,4 +3,5 @@
 //! mailbox on the actor's or group's own thread ([`run_loop`]).
 
 pub(crate) mod fast_send;
+pub(crate) mod recipient;
 pub(crate) mod run_loop;

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kaspar::journal::{JournalErrorKind, JournalReader, Journaled};
+use kaspar::journal::{Entry, JournalErrorKind, JournalReader, Journaled};
 use kaspar::prelude::*;
 use kaspar::{Clock, Simulation, Time};
 use kaspar_suite::backtest::*;
@@ -238,14 +238,27 @@ fn a_journaled_live_run_with_periodic_timers_replays_identically() {
         }
     }
     assert_eq!(g.md.ask(Flush).unwrap().wait().unwrap(), 2_000);
-    journal.flush().unwrap();
-    drop(journal); // timers fired after this are not recorded
-    let beats_recorded = JournalReader::<Input>::open(&path)
-        .unwrap()
-        .records_timers();
-    assert!(beats_recorded);
+    drop(journal); // flushes; timers fired after this are not recorded
+                   // Every heartbeat the journal recorded is queued before this Flush, so
+                   // each has sent its line to the orders actor once it is answered; wait
+                   // until the orders actor has them all before shutting down (a shutdown
+                   // may stop it first).
+    assert_eq!(g.md.ask(Flush).unwrap().wait().unwrap(), 2_000);
+    let mut reader = JournalReader::<Input>::open(&path).unwrap();
+    assert!(reader.records_timers());
+    let mut recorded_beats = 0;
+    while let Some(entry) = reader.next_entry().unwrap() {
+        recorded_beats += usize::from(matches!(entry, Entry::Timer { .. }));
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while heartbeat_ticks(&live_log.lock().unwrap()).len() < recorded_beats {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the orders actor missed heartbeats"
+        );
+        std::thread::yield_now();
+    }
     system.shutdown();
-    // Everything the orders actor was sent, handled by now.
     let live_beats = heartbeat_ticks(&live_log.lock().unwrap());
     let live = live_sent.lock().unwrap().clone();
 
@@ -266,6 +279,7 @@ fn a_journaled_live_run_with_periodic_timers_replays_identically() {
     );
     // The live log also holds the heartbeats that fired after the journal
     // was dropped; everything the journal recorded replays exactly.
+    assert_eq!(sim_beats.len(), recorded_beats);
     assert!(
         live_beats.len() >= sim_beats.len(),
         "{live_beats:?} / {sim_beats:?}"

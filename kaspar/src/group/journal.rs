@@ -139,6 +139,9 @@ struct Writer {
     buf: Vec<u8>,
     /// The first write error; later records are not written after it.
     failed: Option<io::Error>,
+    /// The `Journaled` was dropped: the journal is complete, and a timer
+    /// that fires now (its tap looked up before the drop) is not recorded.
+    closed: bool,
 }
 
 impl Writer {
@@ -166,6 +169,11 @@ impl Writer {
 impl TimerRecorder for Recorder {
     fn timer_fired(&self, push: &mut dyn FnMut()) {
         let mut out = self.out.lock();
+        if out.closed {
+            drop(out);
+            push();
+            return;
+        }
         let at = self.clock.now();
         push();
         out.buf.clear();
@@ -202,6 +210,7 @@ impl<'g, G: GroupSpec, I: Serialize> Journaled<'g, G, I> {
                 file,
                 buf: Vec::new(),
                 failed: None,
+                closed: false,
             }),
         });
         group
@@ -247,7 +256,11 @@ impl<G: GroupSpec, I> Drop for Journaled<'_, G, I> {
         // Timers fired after this are not recorded; the file is complete
         // up to here.
         self.group.tap().set(None);
-        let _ = self.recorder.out.lock().file.flush();
+        // A firing that took the tap just before still runs; under the
+        // writer's lock it either recorded already or sees `closed`.
+        let mut out = self.recorder.out.lock();
+        out.closed = true;
+        let _ = out.file.flush();
     }
 }
 

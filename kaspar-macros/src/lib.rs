@@ -66,9 +66,10 @@ mod names;
 /// * `policy = conservative | permissive`: this actor's cycle policy
 ///   (`CyclePolicy`): `conservative` refuses any re-entry, `permissive`
 ///   only re-entry into a handler already running on that thread. It
-///   matters only for a `reentrant` actor. `spawn(..).policy(..)`
-///   overrides it; without either, the system's default applies
-///   (`SystemConfig::policy`).
+///   matters only for a `reentrant` actor, as no other is ever
+///   re-entered, and `permissive` without `reentrant` is a compile error.
+///   `spawn(..).policy(..)` overrides it; without either, the system's
+///   default applies (`SystemConfig::policy`).
 /// * `mailbox = <expr>`: the actor's mailbox when it is spawned on its own,
 ///   a constant `MailboxKind` expression; `MailboxKind` and `WhenFull` are
 ///   in scope. `spawn(..).mailbox(..)` overrides it; without either, the

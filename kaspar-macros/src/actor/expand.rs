@@ -31,7 +31,7 @@ pub(super) fn config(ident: &Ident, opts: &Options) -> TokenStream {
         }},
         None => quote!(#p::Option::None),
     };
-    let policy = match &opts.policy {
+    let policy = match opts.policy.as_ref().map(|p| &p.value) {
         Some(i) if i == "permissive" => quote!(#p::Option::Some(#p::CyclePolicy::Permissive)),
         Some(_) => quote!(#p::Option::Some(#p::CyclePolicy::Conservative)),
         None => quote!(#p::Option::None),

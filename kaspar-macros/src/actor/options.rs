@@ -4,17 +4,24 @@
 use proc_macro2::TokenStream;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
-use syn::{Expr, Ident, Lit, LitStr, Meta, Token};
+use syn::{Expr, Ident, Lit, LitStr, Meta, MetaNameValue, Token};
 
 use crate::errors::Errors;
 
 #[derive(Default)]
 pub(super) struct Options {
     pub(super) reentrant: bool,
-    /// `conservative` or `permissive`.
-    pub(super) policy: Option<Ident>,
+    pub(super) policy: Option<Policy>,
     pub(super) mailbox: Option<Expr>,
     pub(super) name: Option<LitStr>,
+}
+
+/// `policy = conservative` or `policy = permissive`.
+pub(super) struct Policy {
+    /// `conservative` or `permissive`.
+    pub(super) value: Ident,
+    /// The whole option, where its errors point.
+    option: MetaNameValue,
 }
 
 impl Options {
@@ -38,7 +45,10 @@ impl Options {
                     Expr::Path(p)
                         if p.path.is_ident("conservative") || p.path.is_ident("permissive") =>
                     {
-                        opts.policy = p.path.get_ident().cloned();
+                        opts.policy = p.path.get_ident().map(|value| Policy {
+                            value: value.clone(),
+                            option: nv.clone(),
+                        });
                     }
                     other => errors.spanned(
                         other,
@@ -59,6 +69,22 @@ impl Options {
                 ),
             }
         }
+        opts.check_policy(errors);
         opts
+    }
+
+    /// The permissive policy only lets an actor be re-entered with a
+    /// different message class, and only a `reentrant` actor is ever
+    /// re-entered: on any other it would silently do nothing.
+    fn check_policy(&self, errors: &mut Errors) {
+        let permissive = self.policy.as_ref().filter(|p| p.value == "permissive");
+        if let Some(policy) = permissive.filter(|_| !self.reentrant) {
+            errors.spanned(
+                &policy.option,
+                "`policy = permissive` does nothing on an actor that is not `reentrant`: it only lets an actor be re-entered with a different message, \
+                 and an actor whose handlers take `&mut self` is never re-entered under any policy (a second `&mut` to its state would be undefined behaviour); \
+                 write `#[actor(reentrant, policy = permissive)]` and give the handlers `&self`, keeping mutable state in `Cell`, `RefCell` or atomics, or remove `policy = permissive`",
+            );
+        }
     }
 }

@@ -246,7 +246,7 @@ pub mod __private {
     pub use crate::actor::ctx::Ctx;
     pub use crate::actor::traits::{
         exclusive_ref, shared_ref, AccessMode, AccessRef, Actor, ActorConfig, Exclusive,
-        ExclusiveMode, Handler, Shared,
+        ExclusiveMode, Handler, NoMessage, Shared,
     };
     pub use crate::base::ids::ClassId;
     pub use crate::group::{group_tap, GroupBuilder, GroupHold, GroupSpec, GroupTap};

@@ -1,7 +1,8 @@
 //! Turn `#[actor]` into code: on the struct, the `ActorConfig` impl; on
 //! the impl block, from the validated [`ActorImpl`], the message enum, the
 //! `Actor` impl (dispatch is a `match`) and one `Handler<M>` impl per
-//! handler.
+//! handler (plus one that is never called, for an actor with a single
+//! handler; see [`no_message_impl`]).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -211,9 +212,47 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         }
     });
 
+    let no_message = (model.handlers.len() == 1).then(|| no_message_impl(self_ty));
+
     quote! {
         #message_enum
         #actor_impl
         #( #handler_impls )*
+        #no_message
+    }
+}
+
+/// For an actor with exactly one handler, a second `Handler` impl, for a
+/// message that has no values. With only one impl, rustc would infer the
+/// message type from it at every `send(msg)` and report a message the
+/// actor does not handle as a type mismatch; with two it reports the
+/// missing `Handler` impl, in `Handler`'s words. `do_not_recommend` keeps
+/// this impl out of that error's list of the actor's handlers.
+fn no_message_impl(self_ty: &syn::Type) -> TokenStream {
+    let p = quote!(::kaspar::__private);
+    quote! {
+        #[automatically_derived]
+        #[diagnostic::do_not_recommend]
+        impl #p::Handler<#p::NoMessage> for #self_ty {
+            type Reply = #p::NoMessage;
+            // Past the one handler's class; no message ever has it.
+            const CLASS: #p::ClassId = #p::ClassId::new(1);
+
+            fn handle(
+                _this: #p::AccessRef<'_, Self>,
+                msg: #p::NoMessage,
+                _ctx: &mut #p::Ctx<'_, Self>,
+            ) -> Self::Reply {
+                match msg {}
+            }
+
+            fn envelope(msg: #p::NoMessage, _reply: #p::ReplyTo<Self::Reply>) -> Self::Msg {
+                match msg {}
+            }
+
+            fn open(_env: Self::Msg) -> (#p::NoMessage, #p::ReplyTo<Self::Reply>) {
+                #p::unreachable!("kaspar: envelope opened as the wrong message type")
+            }
+        }
     }
 }

@@ -163,6 +163,17 @@ pub trait Handler<M>: Actor {
     fn open(env: Self::Msg) -> (M, ReplyTo<Self::Reply>);
 }
 
+/// The message of the second `Handler` impl that `#[actor]` gives an actor
+/// with exactly one handler. Facing a single `impl Handler<Ping>`, rustc
+/// infers `M = Ping` at `send(msg)` and its siblings, and reports an
+/// unhandled message as "expected `Ping`, found `Stray`"; facing two, it
+/// takes `M` from the argument and reports "`A` has no handler for
+/// `Stray`", as for any other actor. It has no values, so that impl is
+/// never called.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum NoMessage {}
+
 /// The access modes whose handlers may take `&mut self`: [`Exclusive`]
 /// alone. Keyed on the mode rather than the actor so that an actor missing
 /// `#[actor]` on its struct is reported once, as that, and not also as

@@ -245,8 +245,8 @@ pub mod __loom {
 pub mod __private {
     pub use crate::actor::ctx::Ctx;
     pub use crate::actor::traits::{
-        exclusive_ref, shared_ref, AccessMode, AccessRef, Actor, ActorConfig, Exclusive,
-        ExclusiveMode, Handler, NoMessage, Shared,
+        exclusive_ref, shared_ref, AccessMode, AccessRef, Actor, ActorConfig, ActorState,
+        Exclusive, ExclusiveMode, Handler, NoMessage, Shared,
     };
     pub use crate::base::ids::ClassId;
     pub use crate::group::{group_tap, GroupBuilder, GroupHold, GroupSpec, GroupTap};

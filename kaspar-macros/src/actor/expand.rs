@@ -1,8 +1,9 @@
 //! Turn `#[actor]` into code: on the struct, the `ActorConfig` impl; on
 //! the impl block, from the validated [`ActorImpl`], the message enum, the
-//! `Actor` impl (dispatch is a `match`) and one `Handler<M>` impl per
+//! `Actor` impl (dispatch is a `match`), one `Handler<M>` impl per
 //! handler (plus one that is never called, for an actor with a single
-//! handler; see [`no_message_impl`]).
+//! handler; see [`no_message_impl`]) and the `ActorState` impl (see
+//! [`assumes_state`]).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -37,9 +38,10 @@ pub(super) fn config(ident: &Ident, opts: &Options) -> TokenStream {
         Some(_) => quote!(#p::Option::Some(#p::CyclePolicy::Conservative)),
         None => quote!(#p::Option::None),
     };
+    let assumes_state = assumes_state();
     quote! {
         #[automatically_derived]
-        impl #p::ActorConfig for #ident {
+        impl #p::ActorConfig for #ident #assumes_state {
             type Access = #access;
             const NAME: &'static str = #name;
             const MAILBOX: #p::Option<#p::MailboxKind> = #mailbox;
@@ -60,6 +62,19 @@ fn receiver_conv(receiver: Receiver, this: &TokenStream) -> TokenStream {
             quote_spanned!(span=> ::kaspar::__private::shared_ref::<Self>(#this))
         }
     }
+}
+
+/// The where clause of the impls generated for an actor, all but its
+/// `ActorState` impl: `Self: ActorState`. `ActorConfig`, and so `Actor` and
+/// `Handler<M>`, requires `Send`, and each impl would check it, reporting a
+/// state that is not `Send` once per impl; assuming `ActorState`, whose impl
+/// checks it once, they do not. That impl comes from the impl block, not
+/// the struct, so that an impl block whose struct lacks `#[actor]` still
+/// meets this clause and is reported for the missing `#[actor]` alone. The
+/// binder keeps rustc from checking the clause at the impl, as it would a
+/// bound with no generic parameters.
+fn assumes_state() -> TokenStream {
+    quote!(where for<'__kaspar> Self: ::kaspar::__private::ActorState)
 }
 
 /// The code for an `#[actor]` impl block, beside the block itself.
@@ -137,6 +152,7 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
             }
         }
     };
+    let assumes_state = assumes_state();
     let mut started = hook("started", &model.started);
     if model.started.is_some() {
         started.extend(quote!(
@@ -147,7 +163,7 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
 
     let actor_impl = quote! {
         #[automatically_derived]
-        impl #p::Actor for #self_ty {
+        impl #p::Actor for #self_ty #assumes_state {
             type Msg = #enum_ident;
             const CLASSES: &'static [&'static str] = &[#(#class_names),*];
 
@@ -183,7 +199,7 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         );
         quote! {
             #[automatically_derived]
-            impl #p::Handler<#msg> for #self_ty {
+            impl #p::Handler<#msg> for #self_ty #assumes_state {
                 type Reply = #reply;
                 const CLASS: #p::ClassId = #p::ClassId::new(#index);
 
@@ -214,8 +230,15 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
 
     let no_message = (model.handlers.len() == 1).then(|| no_message_impl(self_ty));
 
+    // Checks, once, that the state is `Send`; see `assumes_state`.
+    let state_impl = quote! {
+        #[automatically_derived]
+        impl #p::ActorState for #self_ty {}
+    };
+
     quote! {
         #message_enum
+        #state_impl
         #actor_impl
         #( #handler_impls )*
         #no_message
@@ -230,10 +253,11 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
 /// this impl out of that error's list of the actor's handlers.
 fn no_message_impl(self_ty: &syn::Type) -> TokenStream {
     let p = quote!(::kaspar::__private);
+    let assumes_state = assumes_state();
     quote! {
         #[automatically_derived]
         #[diagnostic::do_not_recommend]
-        impl #p::Handler<#p::NoMessage> for #self_ty {
+        impl #p::Handler<#p::NoMessage> for #self_ty #assumes_state {
             type Reply = #p::NoMessage;
             // Past the one handler's class; no message ever has it.
             const CLASS: #p::ClassId = #p::ClassId::new(1);

@@ -105,6 +105,19 @@ pub trait ActorConfig: Sized + Send + 'static {
     const POLICY: Option<CyclePolicy> = None;
 }
 
+/// The one place an actor's state is checked to be `Send`.
+///
+/// `#[actor]` on the impl block implements it for the actor; the other
+/// impls the macros generate (`ActorConfig`, `Actor`, each `Handler<M>`)
+/// assume it rather than each checking `Send` again, so a state that is not
+/// `Send` is one error instead of one per impl.
+#[doc(hidden)]
+#[rustfmt::skip] // rustc quotes a failing bound's line: the reason stays on it
+pub trait ActorState:
+    Send // an actor's state moves to the actor's thread when spawned: every field must be `Send`
+{
+}
+
 /// An actor: state plus a compile-time dispatch over its handlers.
 ///
 /// Implemented by `#[actor]` on the impl block.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use kaspar::journal::{Entry, JournalErrorKind, JournalReader, Journaled};
 use kaspar::prelude::*;
-use kaspar::{Clock, Simulation, Time};
+use kaspar::{Clock, Simulation, Solo, Time};
 use kaspar_suite::backtest::*;
 use proptest::prelude::*;
 
@@ -80,19 +80,15 @@ impl Alarm {
     }
 }
 
-#[group]
-pub struct Clocked {
-    pub alarm: Addr<Alarm>,
-}
-
 #[test]
 fn timers_fire_by_time_then_scheduling_order() {
     let rang = Arc::new(Mutex::new(Vec::new()));
-    let mut sim = Simulation::<Clocked>::new((Alarm {
+    // One actor, simulated without declaring a group for it.
+    let mut sim = Simulation::<Solo<Alarm>>::new((Alarm {
         rang: rang.clone(),
         periodic: None,
     },));
-    let alarm = sim.group().alarm.clone();
+    let alarm = sim.group().actor.clone();
     let ms = |n: u64| Time::from_nanos(n * 1_000_000);
     sim.deliver(
         ms(0),

@@ -148,6 +148,7 @@ pub use error::{AskError, Delivered, Error, FastSendError, FlattenReply, SendErr
 pub use failure::dead_letters::{DeadLetter, DeadLetterCounts, DeadLetterReason, DeadLetters};
 pub use failure::supervision::{ExitReason, Restarted, Supervision, Terminated};
 pub use group::sim::Simulation;
+pub use group::solo::Solo;
 pub use group::GroupSpec;
 pub use guard::chain::{CallChain, CyclePolicy, Frame};
 pub use guard::deadlock::{WaitEdge, WaitKind};

@@ -41,6 +41,7 @@
 #[cfg(feature = "journal")]
 pub mod journal;
 pub(crate) mod sim;
+pub(crate) mod solo;
 
 use std::fmt;
 use std::sync::Arc;

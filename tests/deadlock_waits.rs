@@ -223,6 +223,52 @@ fn an_actor_waiting_on_its_own_ask_is_refused_not_hung() {
     }
 }
 
+pub struct AskMyselfInline;
+
+#[actor]
+pub struct Echo;
+
+#[actor]
+impl Echo {
+    #[handler(AskMyselfInline)]
+    fn ask_myself(&mut self, _msg: AskMyselfInline, ctx: &mut Ctx<Self>) -> Result<(), AskError> {
+        // Run inline on a caller's thread, which holds this actor's lock:
+        // the actor's own thread must take that lock to answer.
+        ctx.myself().ask(Ping).unwrap().wait()
+    }
+
+    #[handler(Ping)]
+    fn ping(&mut self, _msg: Ping, _ctx: &mut Ctx<Self>) {}
+}
+
+/// A caller inside `fast_send` to an actor waits on an `ask` to that same
+/// actor: the actor's run loop, which must answer, waits for the lock the
+/// caller holds. The run loop cannot back out, so the asker, looking at the
+/// graph again while it waits, finds the cycle the run loop closed.
+#[test]
+fn an_ask_to_the_actor_a_fast_send_holds_is_refused_not_hung() {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let system = System::new();
+        let e = system.spawn(Echo).start();
+        let r = e
+            .fast_send(AskMyselfInline)
+            .map_err(|e| e.without_message());
+        tx.send(r).unwrap();
+        system.shutdown();
+    });
+    let r = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("watchdog: the inline ask hung");
+    match r {
+        Ok(Err(AskError::Deadlock(cycle))) => {
+            let kinds: Vec<_> = cycle.iter().map(|e| e.kind).collect();
+            assert_eq!(kinds, [WaitKind::Reply, WaitKind::Lock], "{cycle:?}");
+        }
+        other => panic!("expected the inline wait refused: {other:?}"),
+    }
+}
+
 /// Without a cycle nothing is refused: a plain thread waits on an ask
 /// whose handler itself waits on an ask to a third actor.
 #[test]

@@ -328,7 +328,7 @@ impl<A: Actor> ActorCell<A> {
 
     /// Takes this actor's lock for a run loop's batch (see [`Held`]).
     pub(crate) fn hold(&self) -> Held<'_> {
-        Held::acquire(&self.lock)
+        Held::acquire_watched(&self.lock, (self.id, <A as ActorConfig>::NAME))
     }
 
     /// Enters for one queued message of `class`, under a lock the calling
@@ -377,6 +377,27 @@ impl<'a> Held<'a> {
             "run loop entered with a chain"
         );
         lock.park_acquire(me);
+        Held {
+            lock,
+            me,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// [`acquire`](Self::acquire) for a run loop that may find the lock held
+    /// by a synchronous caller: if it must wait, the wait is registered with
+    /// the deadlock detector (the caller might be waiting for this very run
+    /// loop, on an `ask`), without refusing: a run loop cannot back out, so
+    /// the waiter that can finds the cycle.
+    pub(crate) fn acquire_watched(
+        lock: &'a Arc<ActorLock>,
+        target: (ActorId, &'static str),
+    ) -> Self {
+        let me = chain::thread_token();
+        if !lock.try_acquire(me) {
+            let _registered = deadlock::register_wait(me, WaitOn::lock(lock), target);
+            lock.park_acquire(me);
+        }
         Held {
             lock,
             me,

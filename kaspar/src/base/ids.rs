@@ -9,6 +9,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 pub struct ActorId(pub(crate) u64);
 
 impl ActorId {
+    /// Stands for a whole group where the deadlock detector names what a
+    /// group's thread waits for (its shared lock). No actor has it.
+    pub const GROUP: ActorId = ActorId(0);
+
     /// The raw number, for logs and metrics.
     pub fn get(self) -> u64 {
         self.0

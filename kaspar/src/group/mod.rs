@@ -50,6 +50,7 @@ use crate::actor::addr::Addr;
 use crate::actor::cell::{ActorCell, Held};
 use crate::actor::traits::Actor;
 use crate::base::clock::Clock;
+use crate::base::ids::ActorId;
 use crate::delivery::run_loop::{self, LoopConfig};
 use crate::error::SendError;
 use crate::failure::dead_letters::DeadLetters;
@@ -348,7 +349,9 @@ pub(crate) fn run<G: GroupSpec>(
             Drained::Closed => break,
             Drained::Got(_) => {
                 let hold = GroupHold {
-                    held: Held::acquire(&lock),
+                    // The group's thread waits for a synchronous caller into
+                    // any member; named by the group (no one actor id).
+                    held: Held::acquire_watched(&lock, (ActorId::GROUP, G::NAME)),
                 };
                 let mut first = true;
                 for msg in batch.drain(..) {

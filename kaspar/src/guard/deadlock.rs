@@ -138,6 +138,46 @@ pub(crate) struct Registered {
     thread: usize,
 }
 
+/// How often a waiter that can back out (an `ask` being waited on, a send
+/// waiting for room) looks at the graph again while it waits. A waiter
+/// that cannot back out (a run loop waiting for its own actor's lock)
+/// registers without refusing, and may be the one that closes a cycle;
+/// the others in the cycle then find it on their next look.
+pub(crate) const RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
+
+impl Registered {
+    /// Whether the wait this guard registered has since become part of a
+    /// cycle (closed by a waiter that registered later and cannot back
+    /// out). On a cycle returns its edges, this thread's first.
+    #[cold]
+    pub(crate) fn recheck(&self) -> Result<(), Vec<WaitEdge>> {
+        let reg = REGISTRY.lock();
+        let Some(mine) = reg.waiter(self.thread) else {
+            return Ok(());
+        };
+        if reg.closes_cycle(self.thread, &mine.on) {
+            let (on, target, chain) = (mine.on.clone(), mine.target, mine.chain.clone());
+            return Err(reg.cycle_edges(self.thread, &on, target, chain));
+        }
+        Ok(())
+    }
+}
+
+/// Registers the calling thread as waiting on `on` without refusing: for a
+/// waiter that has no way to back out (a run loop taking its own actor's
+/// lock). If this closes a cycle, the waiters in it that can back out find
+/// it when they [`recheck`](Registered::recheck).
+#[cold]
+pub(crate) fn register_wait(me: usize, on: WaitOn, target: (ActorId, &'static str)) -> Registered {
+    REGISTRY.lock().waiting.push(WaitEntry {
+        thread: me,
+        on,
+        target,
+        chain: chain::snapshot(),
+    });
+    Registered { thread: me }
+}
+
 impl Drop for Registered {
     fn drop(&mut self) {
         REGISTRY.lock().remove(self.thread);

@@ -60,6 +60,7 @@ use super::park::{Parker, SpinBudget};
 use super::{Drained, IdleWait, WhenFull};
 use crate::base::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, UnsafeCell};
 use crate::error::SendError;
+use crate::guard::deadlock::RECHECK;
 use crate::mailbox::Watch;
 
 /// The consumer is parked, or about to park.
@@ -298,8 +299,15 @@ impl<T> LockFreeMpsc<T> {
             match self.try_push(msg) {
                 Err(SendError::Full(m)) => {
                     msg = m;
-                    drop(self.space.wait(guard));
+                    // Bounded, so a cycle closed later by a waiter that
+                    // cannot back out is found (the recheck below).
+                    drop(self.space.wait_timeout(guard, RECHECK));
                     self.space_waiters.fetch_sub(1, Ordering::AcqRel);
+                    if let Some(Some(r)) = &registered {
+                        if let Err(cycle) = r.recheck() {
+                            return Err(SendError::Deadlock { msg, cycle });
+                        }
+                    }
                 }
                 other => {
                     self.space_waiters.fetch_sub(1, Ordering::AcqRel);

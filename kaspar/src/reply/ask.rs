@@ -229,12 +229,33 @@ impl<R: Send + 'static> Ask<R> {
             if let Some(v) = self.take_or_register() {
                 return v;
             }
-            if registered.is_none() {
-                registered = Some(self.register()?);
-                // The reply may have come while we registered.
-                continue;
+            match &registered {
+                None => {
+                    registered = Some(self.register()?);
+                    // The reply may have come while we registered.
+                    continue;
+                }
+                Some(r) => self.recheck(r.as_ref())?,
             }
-            thread::park();
+            match registered {
+                // In the graph: look again now and then (see `recheck`).
+                Some(Some(_)) => thread::park_timeout(deadlock::RECHECK),
+                // No actor behind the handle: nothing to recheck.
+                _ => thread::park(),
+            }
+        }
+    }
+
+    /// After a wake-up without the reply: whether a waiter that cannot back
+    /// out (the target's run loop, say) has since closed a cycle through
+    /// this wait.
+    fn recheck(&self, registered: Option<&Registered>) -> Result<(), AskError> {
+        match registered.map(Registered::recheck) {
+            Some(Err(cycle)) => {
+                self.slot().state.lock().thread = None;
+                Err(AskError::Deadlock(cycle))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -267,16 +288,19 @@ impl<R: Send + 'static> Ask<R> {
             if let Some(v) = self.take_or_register() {
                 return v;
             }
-            if registered.is_none() {
-                registered = Some(self.register()?);
-                continue;
+            match &registered {
+                None => {
+                    registered = Some(self.register()?);
+                    continue;
+                }
+                Some(r) => self.recheck(r.as_ref())?,
             }
             let now = Instant::now();
             if now >= deadline {
                 self.slot().state.lock().thread = None;
                 return self.take_or_register().unwrap_or(Err(AskError::Timeout));
             }
-            thread::park_timeout(deadline - now);
+            thread::park_timeout((deadline - now).min(deadlock::RECHECK));
         }
     }
 

@@ -229,19 +229,30 @@ impl<R: Send + 'static> Ask<R> {
             if let Some(v) = self.take_or_register() {
                 return v;
             }
-            match &registered {
-                None => {
-                    registered = Some(self.register()?);
-                    // The reply may have come while we registered.
-                    continue;
-                }
-                Some(r) => self.recheck(r.as_ref())?,
+            if self.watch(&mut registered)? {
+                continue;
             }
             match registered {
                 // In the graph: look again now and then (see `recheck`).
                 Some(Some(_)) => thread::park_timeout(deadlock::RECHECK),
                 // No actor behind the handle: nothing to recheck.
                 _ => thread::park(),
+            }
+        }
+    }
+
+    /// The deadlock detector's part of a wait loop, before each park: the
+    /// first time, register (and return `true`: look for the reply again,
+    /// it may have come meanwhile); later, recheck.
+    fn watch(&self, registered: &mut Option<Option<Registered>>) -> Result<bool, AskError> {
+        match registered {
+            None => {
+                *registered = Some(self.register()?);
+                Ok(true)
+            }
+            Some(r) => {
+                self.recheck(r.as_ref())?;
+                Ok(false)
             }
         }
     }
@@ -288,12 +299,8 @@ impl<R: Send + 'static> Ask<R> {
             if let Some(v) = self.take_or_register() {
                 return v;
             }
-            match &registered {
-                None => {
-                    registered = Some(self.register()?);
-                    continue;
-                }
-                Some(r) => self.recheck(r.as_ref())?,
+            if self.watch(&mut registered)? {
+                continue;
             }
             let now = Instant::now();
             if now >= deadline {

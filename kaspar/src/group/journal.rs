@@ -213,9 +213,7 @@ impl<'g, G: GroupSpec, I: Serialize> Journaled<'g, G, I> {
                 closed: false,
             }),
         });
-        group
-            .tap()
-            .set(Some(recorder.clone() as Arc<dyn TimerRecorder>));
+        group.tap().set(recorder.clone() as Arc<dyn TimerRecorder>);
         Ok(Journaled {
             group,
             route,
@@ -255,7 +253,8 @@ impl<G: GroupSpec, I> Drop for Journaled<'_, G, I> {
     fn drop(&mut self) {
         // Timers fired after this are not recorded; the file is complete
         // up to here.
-        self.group.tap().set(None);
+        let recorder: Arc<dyn TimerRecorder> = self.recorder.clone();
+        self.group.tap().clear(&recorder);
         // A firing that took the tap just before still runs; under the
         // writer's lock it either recorded already or sees `closed`.
         let mut out = self.recorder.out.lock();

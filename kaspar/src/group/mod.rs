@@ -119,10 +119,20 @@ pub(crate) trait TimerRecorder: Send + Sync {
 }
 
 impl GroupTap {
-    /// Starts (`Some`) or stops (`None`) recording.
+    /// Starts recording into `recorder` (replacing any other).
     #[cfg(feature = "journal")]
-    pub(crate) fn set(&self, recorder: Option<Arc<dyn TimerRecorder>>) {
-        *self.recorder.lock() = recorder;
+    pub(crate) fn set(&self, recorder: Arc<dyn TimerRecorder>) {
+        *self.recorder.lock() = Some(recorder);
+    }
+
+    /// Stops recording, if `recorder` is the one recording (a later
+    /// journal of the same group may have replaced it).
+    #[cfg(feature = "journal")]
+    pub(crate) fn clear(&self, recorder: &Arc<dyn TimerRecorder>) {
+        let mut current = self.recorder.lock();
+        if current.as_ref().is_some_and(|r| Arc::ptr_eq(r, recorder)) {
+            *current = None;
+        }
     }
 
     fn fire(&self, push: &mut dyn FnMut()) {

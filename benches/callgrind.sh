@@ -31,12 +31,35 @@ per_op() {
     awk -v a="$none" -v b="$many" -v n="$N" 'BEGIN { printf "%.1f", (b - a) / n }'
 }
 
+out="${CARGO_TARGET_DIR:-target}/kaspar-bench"
+mkdir -p "$out"
+jsonl="$out/callgrind.jsonl"
+: > "$jsonl"
+
+# One row per case: printed as markdown and written as JSON lines
+# (table = callgrind, metric = instructions) for scripts. The JSON case
+# names are the ones the instruction budget speaks of (issue #15):
+# fast_send is dispatch without a reply, fast_send_reply with one.
+row() {
+    local exe=$1 bench_case=$2 name=$3 n
+    n=$(per_op "$exe" "$bench_case")
+    echo "| $name | $n |"
+    printf '{"table":"callgrind","case":"%s","metric":"instructions","value":%s,"unit":"instructions"}\n' \
+        "$name" "$n" >> "$jsonl"
+}
+
 echo "valgrind $(valgrind --version | sed 's/valgrind-//'), N = $N"
 echo
 echo "| case | instructions per op |"
 echo "|---|---:|"
-for case in direct_call virtual_predicted virtual_unpredicted lock_call_unlock \
-    fast_send_no_reply fast_send fast_send_recipient; do
-    echo "| $case | $(per_op "$dispatch" "$case") |"
-done
-echo "| fast_send_intra_group | $(per_op "$table5" fast_send_intra_group) |"
+row "$dispatch" direct_call direct_call
+row "$dispatch" virtual_predicted virtual_predicted
+row "$dispatch" virtual_unpredicted virtual_unpredicted
+row "$dispatch" lock_call_unlock lock_call_unlock
+row "$dispatch" fast_send_no_reply fast_send
+row "$dispatch" fast_send fast_send_reply
+row "$dispatch" fast_send_void fast_send_void
+row "$dispatch" fast_send_recipient fast_send_recipient
+row "$table5" fast_send_intra_group fast_send_intra_group
+echo
+echo "JSON lines: $jsonl"

@@ -4,10 +4,12 @@
 //! A feed that fans quotes out to several strategy types holds a
 //! `Vec<Recipient<Quote>>` instead of one `Addr<A>` field per type. Every
 //! delivery operation of [`Addr`] is offered, synchronous ones included,
-//! and each costs one indirect call more than through `Addr<A>`: the
-//! recipient holds the typed address behind one vtable, and each method is
-//! the typed, monomorphized `Addr<A>` operation. Nothing is allocated per
-//! call; making a recipient allocates once.
+//! and each goes through one indirect call to the typed, monomorphized
+//! `Addr<A>` operation behind one vtable. That call is not inlined, and
+//! its result comes back through memory: `benches/callgrind.sh` counts
+//! 93 instructions for a `fast_send` through a recipient against 62
+//! through `Addr<A>`. Nothing is allocated per call; making a recipient
+//! allocates once.
 
 use std::fmt;
 use std::sync::Arc;

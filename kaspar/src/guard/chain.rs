@@ -212,6 +212,9 @@ impl FrameSlot {
 struct ThreadState {
     /// Frames on the chain.
     len: Cell<usize>,
+    /// Run loops this thread is running (`ActorLock::consuming`): other
+    /// threads may wait for it to handle a message.
+    consuming: Cell<u32>,
     /// The first `INLINE_FRAMES` frames, outermost first.
     frames: [FrameSlot; INLINE_FRAMES],
 }
@@ -220,6 +223,7 @@ thread_local! {
     static THREAD: ThreadState = const {
         ThreadState {
             len: Cell::new(0),
+            consuming: Cell::new(0),
             frames: [const { FrameSlot::empty() }; INLINE_FRAMES],
         }
     };
@@ -248,6 +252,23 @@ fn this_thread() -> &'static ThreadState {
     // while the storage is live. The `'static` is "for as long as any code
     // of this thread can observe it".
     unsafe { &*state }
+}
+
+/// Marks the start (`true`) or end (`false`) of a run loop on this thread.
+pub(crate) fn set_consuming(on: bool) {
+    let c = &this_thread().consuming;
+    c.set(if on { c.get() + 1 } else { c.get() - 1 });
+}
+
+/// Whether another thread can be waiting for this one: it is running a
+/// handler (so it holds that actor's lock, or its group's) or a run loop
+/// (so asks to its actors and sends waiting for room depend on it). A
+/// thread that is neither holds nothing anyone waits for, so a wait of
+/// its own can never close a cycle.
+#[inline]
+pub(crate) fn may_be_waited_for() -> bool {
+    let t = this_thread();
+    t.len.get() != 0 || t.consuming.get() != 0
 }
 
 /// This thread's token: the address of its chain, nonzero and distinct

@@ -146,11 +146,20 @@ pub(crate) struct Registered {
 pub(crate) const RECHECK: std::time::Duration = std::time::Duration::from_millis(20);
 
 impl Registered {
+    /// Whether the wait is in the graph (a thread nobody can wait for
+    /// skips it; see `before_wait`).
+    pub(crate) fn in_graph(&self) -> bool {
+        self.thread != 0
+    }
+
     /// Whether the wait this guard registered has since become part of a
     /// cycle (closed by a waiter that registered later and cannot back
     /// out). On a cycle returns its edges, this thread's first.
     #[cold]
     pub(crate) fn recheck(&self) -> Result<(), Vec<WaitEdge>> {
+        if !self.in_graph() {
+            return Ok(());
+        }
         let reg = REGISTRY.lock();
         let Some(mine) = reg.waiter(self.thread) else {
             return Ok(());
@@ -180,7 +189,9 @@ pub(crate) fn register_wait(me: usize, on: WaitOn, target: (ActorId, &'static st
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        REGISTRY.lock().remove(self.thread);
+        if self.thread != 0 {
+            REGISTRY.lock().remove(self.thread);
+        }
     }
 }
 
@@ -196,6 +207,12 @@ pub(crate) fn before_wait(
     on: WaitOn,
     target: (ActorId, &'static str),
 ) -> Result<Registered, Vec<WaitEdge>> {
+    if !chain::may_be_waited_for() {
+        // Nobody can be waiting for this thread, so its wait closes no
+        // cycle: skip the registry (the common case of a plain thread
+        // waiting on an ask, which would otherwise take its global lock).
+        return Ok(Registered { thread: 0 });
+    }
     let mut reg = REGISTRY.lock();
     if reg.closes_cycle(me, &on) {
         return Err(reg.cycle_edges(me, &on, target, chain::snapshot()));
@@ -375,6 +392,34 @@ mod tests {
         drop(_consumer);
         assert!(!reg.closes_cycle(A, &reply));
         release(&[&l1]);
+    }
+
+    #[test]
+    fn a_thread_nobody_can_wait_for_skips_the_registry() {
+        static NAMES: chain::FrameNames = chain::FrameNames {
+            actor: "T",
+            classes: &[],
+        };
+        let lock = lock_held_by(A);
+        let me = chain::thread_token();
+        let plain = before_wait(me, WaitOn::lock(&lock), (ActorId(1), "one")).unwrap();
+        assert!(
+            !plain.in_graph(),
+            "no handler, no run loop: not in the graph"
+        );
+        assert!(REGISTRY.lock().waiter(me).is_none());
+        drop(plain);
+        let _frame = chain::push(chain::Frame::new(
+            ActorId(9),
+            crate::base::ids::ClassId::new(0),
+            &NAMES,
+        ));
+        let inside = before_wait(me, WaitOn::lock(&lock), (ActorId(1), "one")).unwrap();
+        assert!(inside.in_graph(), "inside a handler the wait is recorded");
+        assert!(REGISTRY.lock().waiter(me).is_some());
+        drop(inside);
+        assert!(REGISTRY.lock().waiter(me).is_none(), "and removed after");
+        release(&[&lock]);
     }
 
     #[test]

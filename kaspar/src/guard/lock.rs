@@ -26,6 +26,7 @@ use std::fmt;
 use crossbeam_utils::Backoff;
 
 use crate::base::sync::{hint, AtomicUsize, Ordering, RawLock};
+use crate::guard::chain;
 
 /// How long a synchronous delivery is prepared to wait for a held lock.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -70,6 +71,7 @@ pub(crate) struct Consuming<'a> {
 impl Drop for Consuming<'_> {
     fn drop(&mut self) {
         self.lock.consumer.store(0, Ordering::Relaxed);
+        chain::set_consuming(false);
     }
 }
 
@@ -112,6 +114,7 @@ impl ActorLock {
     /// lock's queued messages, until the returned guard is dropped.
     pub(crate) fn consuming(&self, me: usize) -> Consuming<'_> {
         self.consumer.store(me, Ordering::Relaxed);
+        chain::set_consuming(true);
         Consuming { lock: self }
     }
 

@@ -232,10 +232,11 @@ impl<R: Send + 'static> Ask<R> {
             if self.watch(&mut registered)? {
                 continue;
             }
-            match registered {
+            match &registered {
                 // In the graph: look again now and then (see `recheck`).
-                Some(Some(_)) => thread::park_timeout(deadlock::RECHECK),
-                // No actor behind the handle: nothing to recheck.
+                Some(Some(r)) if r.in_graph() => thread::park_timeout(deadlock::RECHECK),
+                // Not in the graph (no actor behind the handle, or nobody
+                // can be waiting for this thread): nothing to recheck.
                 _ => thread::park(),
             }
         }

@@ -155,6 +155,25 @@ pub enum FastSendError<M = ()> {
         /// The message, not delivered.
         msg: M,
     },
+    /// The actor was prepared ([`System::prepare`](crate::System::prepare))
+    /// and has no state yet. Messages sent to it queue up and are handled
+    /// once it starts; a synchronous delivery cannot run.
+    NotStarted {
+        /// The actor not started yet.
+        target: Target,
+        /// The message, not delivered.
+        msg: M,
+    },
+    /// The actor's state is bound to its own thread
+    /// ([`System::spawn_with`](crate::System::spawn_with)) and this is
+    /// another thread: only `send`, `ask` and `request` reach it from here
+    /// (`fast_send_void` queues instead).
+    ThreadBound {
+        /// The thread-bound actor.
+        target: Target,
+        /// The message, not delivered.
+        msg: M,
+    },
 }
 
 impl<M> FastSendError<M> {
@@ -165,7 +184,9 @@ impl<M> FastSendError<M> {
             | FastSendError::Cycle { target, .. }
             | FastSendError::Deadlock { target, .. }
             | FastSendError::Panicked { target }
-            | FastSendError::Closed { target, .. } => *target,
+            | FastSendError::Closed { target, .. }
+            | FastSendError::NotStarted { target, .. }
+            | FastSendError::ThreadBound { target, .. } => *target,
         }
     }
 
@@ -175,7 +196,9 @@ impl<M> FastSendError<M> {
             FastSendError::Busy { msg, .. }
             | FastSendError::Cycle { msg, .. }
             | FastSendError::Deadlock { msg, .. }
-            | FastSendError::Closed { msg, .. } => Some(msg),
+            | FastSendError::Closed { msg, .. }
+            | FastSendError::NotStarted { msg, .. }
+            | FastSendError::ThreadBound { msg, .. } => Some(msg),
             FastSendError::Panicked { .. } => None,
         }
     }
@@ -207,6 +230,14 @@ impl<M> FastSendError<M> {
                 target,
                 msg: f(msg),
             },
+            FastSendError::NotStarted { target, msg } => FastSendError::NotStarted {
+                target,
+                msg: f(msg),
+            },
+            FastSendError::ThreadBound { target, msg } => FastSendError::ThreadBound {
+                target,
+                msg: f(msg),
+            },
         }
     }
 
@@ -230,6 +261,14 @@ impl<M> FastSendError<M> {
     pub fn is_closed(&self) -> bool {
         matches!(self, FastSendError::Closed { .. })
     }
+    /// Whether this is [`NotStarted`](FastSendError::NotStarted).
+    pub fn is_not_started(&self) -> bool {
+        matches!(self, FastSendError::NotStarted { .. })
+    }
+    /// Whether this is [`ThreadBound`](FastSendError::ThreadBound).
+    pub fn is_thread_bound(&self) -> bool {
+        matches!(self, FastSendError::ThreadBound { .. })
+    }
 }
 
 impl<M> fmt::Debug for FastSendError<M> {
@@ -244,6 +283,12 @@ impl<M> fmt::Debug for FastSendError<M> {
             }
             FastSendError::Panicked { target } => write!(f, "Panicked {{ target: {target:?} }}"),
             FastSendError::Closed { target, .. } => write!(f, "Closed {{ target: {target:?} }}"),
+            FastSendError::NotStarted { target, .. } => {
+                write!(f, "NotStarted {{ target: {target:?} }}")
+            }
+            FastSendError::ThreadBound { target, .. } => {
+                write!(f, "ThreadBound {{ target: {target:?} }}")
+            }
         }
     }
 }
@@ -267,6 +312,13 @@ impl<M> fmt::Display for FastSendError<M> {
             FastSendError::Closed { target, .. } => {
                 write!(f, "{target} has stopped; message handed back")
             }
+            FastSendError::NotStarted { target, .. } => {
+                write!(f, "{target} is prepared but not started; message handed back")
+            }
+            FastSendError::ThreadBound { target, .. } => write!(
+                f,
+                "{target} is bound to its own thread; send or ask it from here; message handed back"
+            ),
         }
     }
 }
@@ -368,6 +420,10 @@ pub enum Error {
     Closed(Option<Target>),
     /// The actor was busy on another thread ([`FastSendError::Busy`]).
     Busy(Target),
+    /// The actor is prepared but not started ([`FastSendError::NotStarted`]).
+    NotStarted(Target),
+    /// The actor is bound to another thread ([`FastSendError::ThreadBound`]).
+    ThreadBound(Target),
     /// A synchronous cycle on this thread ([`FastSendError::Cycle`]).
     Cycle {
         /// The actor already on the chain.
@@ -402,6 +458,8 @@ impl fmt::Display for Error {
                 "synchronous cycle: {target} is already running on this thread ({chain})"
             ),
             Error::Deadlock(cycle) => write!(f, "waiting would deadlock {} threads", cycle.len()),
+            Error::NotStarted(t) => write!(f, "{t} is prepared but not started"),
+            Error::ThreadBound(t) => write!(f, "{t} is bound to its own thread"),
             Error::Panicked(Some(t)) => write!(f, "handler of {t} panicked"),
             Error::Panicked(None) => f.write_str("the handler panicked"),
             Error::Timeout => f.write_str("no reply yet: timed out"),
@@ -438,6 +496,8 @@ impl<M> From<FastSendError<M>> for Error {
             FastSendError::Deadlock { cycle, .. } => Error::Deadlock(cycle),
             FastSendError::Panicked { target } => Error::Panicked(Some(target)),
             FastSendError::Closed { target, .. } => Error::Closed(Some(target)),
+            FastSendError::NotStarted { target, .. } => Error::NotStarted(target),
+            FastSendError::ThreadBound { target, .. } => Error::ThreadBound(target),
         }
     }
 }

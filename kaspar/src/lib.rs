@@ -156,6 +156,7 @@ pub use kaspar_macros::{actor, group, handler};
 pub use mailbox::{IdleWait, MailboxKind, WhenFull};
 pub use reply::{Ask, ReplyTo};
 pub use system::placement::{Placement, PlacementOutcome};
+pub use system::prepare::Prepared;
 pub use system::spawn::{GroupSpawn, Spawn};
 pub use system::{ShutdownReport, System, SystemConfig};
 

@@ -31,7 +31,7 @@ use crate::actor::traits::{AccessMode, AccessRef, Actor, ActorConfig};
 use crate::base::clock::Clock;
 use crate::base::ids::{ActorId, ClassId};
 use crate::base::stats::{SharedCounters, Stats};
-use crate::base::sync::{AtomicU8, Ordering};
+use crate::base::sync::{AtomicU8, AtomicUsize, Ordering};
 use crate::error::SendError;
 use crate::error::Target;
 use crate::failure::dead_letters::DeadLetters;
@@ -47,6 +47,10 @@ pub(crate) enum Refusal {
     Busy,
     Deadlock(Vec<WaitEdge>),
     Closed,
+    /// The actor was prepared and has no state yet.
+    NotStarted,
+    /// A thread-bound actor entered from a thread other than its own.
+    ThreadBound,
 }
 
 /// `flags` bit: the `stopped` hook ran.
@@ -56,10 +60,14 @@ pub(crate) const STOPPED: u8 = 1;
 pub(crate) const HALTED: u8 = 2;
 /// `flags` bit: a restart waits for an entry that may replace the state.
 pub(crate) const RESTART_PENDING: u8 = 4;
+/// `flags` bit: the state slot is empty: the actor was prepared and is not
+/// started yet, or its thread-bound state was dropped on its own thread
+/// when it stopped. Entries are refused.
+pub(crate) const VACANT: u8 = 8;
 
 pub(crate) struct ActorCell<A: Actor> {
     lock: Arc<ActorLock>,
-    /// `STOPPED | HALTED | RESTART_PENDING`, written only by the lock
+    /// `STOPPED | HALTED | RESTART_PENDING | VACANT`, written only by the lock
     /// holder (so a `Relaxed` read under the lock sees the latest value).
     /// Zero on the fast path: entry tests it once.
     flags: AtomicU8,
@@ -70,12 +78,19 @@ pub(crate) struct ActorCell<A: Actor> {
     pub(crate) inbox: Inbox<A::Msg>,
     pub(crate) clock: Clock,
     pub(crate) sup: Supervisor<A>,
+    /// Token of the thread that runs this actor's loop (see
+    /// [`bind_home`](Self::bind_home)), or 0 before it started. Read on
+    /// entry only for a thread-bound actor (`ActorConfig::THREAD_BOUND`).
+    home: AtomicUsize,
 }
 
 /// The actor's state. Reached only through [`Entered::access`] and
 /// [`Entered::replace_state`], that is, only by the thread holding the
-/// actor's lock with the actor's frame on its chain (module docs).
-struct StateCell<A>(UnsafeCell<A>);
+/// actor's lock with the actor's frame on its chain (module docs), and
+/// filled or emptied only under that lock ([`ActorCell::fill`],
+/// [`ActorCell::vacate`]). `None` exactly while the cell's `VACANT` flag
+/// is set; no entry is admitted then, so an `Entered` always finds `Some`.
+struct StateCell<A>(UnsafeCell<Option<A>>);
 
 // SAFETY: every access to the state goes through an `Entered`, which proves
 // the accessing thread holds the actor's lock; the lock serialises those
@@ -122,9 +137,32 @@ impl<A: Actor> ActorCell<A> {
         clock: Clock,
         dead: DeadLetters,
     ) -> Self {
+        Self::with_state(Some(actor), lock, policy, inbox, clock, dead)
+    }
+
+    /// A cell without a state yet: messages can be queued for it, entries
+    /// are refused until [`fill`](Self::fill).
+    pub(crate) fn vacant(
+        lock: Arc<ActorLock>,
+        policy: CyclePolicy,
+        inbox: Inbox<A::Msg>,
+        clock: Clock,
+        dead: DeadLetters,
+    ) -> Self {
+        Self::with_state(None, lock, policy, inbox, clock, dead)
+    }
+
+    fn with_state(
+        actor: Option<A>,
+        lock: Arc<ActorLock>,
+        policy: CyclePolicy,
+        inbox: Inbox<A::Msg>,
+        clock: Clock,
+        dead: DeadLetters,
+    ) -> Self {
         ActorCell {
             lock,
-            flags: AtomicU8::new(0),
+            flags: AtomicU8::new(if actor.is_some() { 0 } else { VACANT }),
             stats: Stats::default(),
             state: StateCell(UnsafeCell::new(actor)),
             id: ActorId::next(),
@@ -132,6 +170,7 @@ impl<A: Actor> ActorCell<A> {
             inbox,
             clock,
             sup: Supervisor::new(dead),
+            home: AtomicUsize::new(0),
         }
     }
 
@@ -219,6 +258,16 @@ impl<A: Actor> ActorCell<A> {
         f: impl FnOnce(&mut Entered<'_, A>, C) -> R,
     ) -> Result<R, (Refusal, C)> {
         let reentrant = <A::Access as AccessMode>::REENTRANT;
+        // A thread-bound state is reached only from its own thread. The
+        // home token is written once, by that thread, so only that thread
+        // can ever read its own token here; any other sees 0 or another
+        // thread's token and is refused. (A constant `false` for every
+        // other actor: the test compiles away.)
+        if <A as ActorConfig>::THREAD_BOUND
+            && self.home.load(Ordering::Relaxed) != chain::thread_token()
+        {
+            return Err((Refusal::ThreadBound, carry));
+        }
         // The frame goes on the chain before the lock is tried; a refused
         // entry drops the guard, which pops it again.
         let (me, frame) = match chain::enter(self.frame(class), reentrant, policy) {
@@ -289,10 +338,12 @@ impl<A: Actor> ActorCell<A> {
             _frame: frame,
         };
         let flags = self.flags.load(Ordering::Relaxed);
-        if flags != 0 && !entered.admit(flags) {
-            // Dropping the entry pops the frame (and the caller's `Release`
-            // lets go of a lock this entry took).
-            return Err((Refusal::Closed, carry));
+        if flags != 0 {
+            if let Err(refusal) = entered.admit(flags) {
+                // Dropping the entry pops the frame (and the caller's
+                // `Release` lets go of a lock this entry took).
+                return Err((refusal, carry));
+            }
         }
         entered.count(class);
         Ok(f(&mut entered, carry))
@@ -341,9 +392,10 @@ impl<A: Actor> ActorCell<A> {
     /// unsound, so this is checked, not assumed.
     #[inline]
     pub(crate) fn enter_held<'h>(&'h self, held: &'h Held<'_>, class: ClassId) -> Entered<'h, A> {
+        self.assert_own(held);
         assert!(
-            std::ptr::eq(held.lock, &*self.lock),
-            "kaspar: run loop entered an actor under a lock that is not its own"
+            self.flags() & VACANT == 0,
+            "kaspar: run loop entered an actor that has no state"
         );
         let entered = Entered {
             cell: self,
@@ -353,9 +405,56 @@ impl<A: Actor> ActorCell<A> {
         entered
     }
 
+    /// Records the calling thread, which holds the lock for the run loop it
+    /// is about to start, as this actor's home (see `THREAD_BOUND`).
+    pub(crate) fn bind_home(&self, held: &Held<'_>) {
+        self.assert_own(held);
+        self.home.store(held.me, Ordering::Relaxed);
+    }
+
     /// Marks the actor stopped; later entries get `Closed`.
     pub(crate) fn mark_stopped(&self, _held: &Held<'_>) {
         self.flags.fetch_or(STOPPED, Ordering::Release);
+    }
+
+    /// Puts the first state into a vacant cell and opens it for entries.
+    ///
+    /// # Panics
+    ///
+    /// If `held` is not this actor's lock, or the cell has a state.
+    pub(crate) fn fill(&self, held: &Held<'_>, actor: A) {
+        self.assert_own(held);
+        assert!(
+            self.flags() & VACANT != 0,
+            "kaspar: an actor's state was given twice"
+        );
+        // SAFETY: `held` proves this thread holds the actor's lock, and the
+        // cell is `VACANT`: every entry takes the lock and then refuses a
+        // vacant cell before it reaches the state, so no reference to the
+        // slot exists. Writing it is exclusive.
+        unsafe { *self.state.0.get() = Some(actor) };
+        // Published by the lock's release to whoever takes it next.
+        self.flags.fetch_and(!VACANT, Ordering::Release);
+    }
+
+    /// Takes the state out of a stopped actor, so that it is dropped on the
+    /// calling thread (a thread-bound state on its own thread). Later
+    /// entries are refused as they were.
+    pub(crate) fn vacate(&self, held: &Held<'_>) -> Option<A> {
+        self.assert_own(held);
+        debug_assert!(self.flags() & STOPPED != 0, "vacating a running actor");
+        self.flags.fetch_or(VACANT, Ordering::Release);
+        // SAFETY: `held` proves this thread holds the lock, and the actor is
+        // stopped: no entry is admitted (each refuses `STOPPED` before it
+        // reaches the state), so nothing borrows the slot.
+        unsafe { (*self.state.0.get()).take() }
+    }
+
+    fn assert_own(&self, held: &Held<'_>) {
+        assert!(
+            std::ptr::eq(held.lock, &*self.lock),
+            "kaspar: run loop entered an actor under a lock that is not its own"
+        );
     }
 }
 
@@ -370,6 +469,24 @@ pub(crate) struct Held<'a> {
 }
 
 impl<'a> Held<'a> {
+    /// Takes over `lock`, which the spawner acquired for this thread (see
+    /// [`ActorLock::hand_over`]).
+    ///
+    /// # Safety
+    ///
+    /// `lock` was handed over for the calling thread, and nothing else
+    /// adopts it.
+    pub(crate) unsafe fn adopt(lock: &'a ActorLock) -> Self {
+        let me = chain::thread_token();
+        // SAFETY: this function's contract.
+        unsafe { lock.adopt(me) };
+        Held {
+            lock,
+            me,
+            _not_send: PhantomData,
+        }
+    }
+
     pub(crate) fn acquire(lock: &'a ActorLock) -> Self {
         let me = chain::thread_token();
         debug_assert!(
@@ -434,21 +551,36 @@ impl<'a, A: Actor> Entered<'a, A> {
         // other `&mut A` is live on this thread; a `Shared` actor may be
         // entered again, but all its references are `&A`. The returned
         // reference borrows `self`, so it cannot outlive the entry.
-        unsafe { <A::Access as AccessMode>::from_ptr(self.cell.state.0.get()) }
+        //
+        // The slot is `Some`: this entry was admitted, and admission refuses
+        // a `VACANT` cell, whose flag is cleared only once the slot is
+        // filled and set before it is emptied, both under the lock this
+        // entry holds.
+        unsafe {
+            let slot = &mut *self.cell.state.0.get();
+            debug_assert!(slot.is_some(), "an admitted entry found no state");
+            <A::Access as AccessMode>::from_ptr(slot.as_mut().unwrap_unchecked())
+        }
     }
 
     /// Off the fast path (some flag is set): whether the entry may run its
     /// handler. Performs a restart left pending by a nested panic.
     #[cold]
     #[inline(never)]
-    fn admit(&mut self, flags: u8) -> bool {
+    fn admit(&mut self, flags: u8) -> Result<(), Refusal> {
         if flags & (STOPPED | HALTED) != 0 {
-            return false;
+            return Err(Refusal::Closed);
+        }
+        if flags & VACANT != 0 {
+            return Err(Refusal::NotStarted);
         }
         if flags & RESTART_PENDING != 0 {
             restart::restart_pending(self);
         }
-        self.flags() & HALTED == 0
+        if self.flags() & HALTED != 0 {
+            return Err(Refusal::Closed);
+        }
+        Ok(())
     }
 
     /// Counts a handler entry (not a lifecycle hook) in `handled`. Counted
@@ -513,7 +645,8 @@ impl<'a, A: Actor> Entered<'a, A> {
         // which borrows `self`; `&mut self` here proves none of them is
         // live. So nothing borrows the state, and writing it is exclusive,
         // also for a `Shared` (reentrant) actor.
-        Ok(unsafe { std::ptr::replace(self.cell.state.0.get(), new) })
+        let old = unsafe { std::ptr::replace(self.cell.state.0.get(), Some(new)) };
+        Ok(old.expect("kaspar: an admitted entry found no state"))
     }
 }
 
@@ -558,6 +691,8 @@ mod tests {
             Err(Refusal::Busy) => "busy",
             Err(Refusal::Deadlock(_)) => "deadlock",
             Err(Refusal::Closed) => "closed",
+            Err(Refusal::NotStarted) => "not started",
+            Err(Refusal::ThreadBound) => "thread-bound",
         }
     }
 
@@ -598,7 +733,7 @@ mod tests {
             "a handler entry is counted"
         );
         // SAFETY: no entry is live.
-        assert_eq!(unsafe { (*cell.state.0.get()).seen }, 1);
+        assert_eq!(unsafe { (*cell.state.0.get()).as_ref().unwrap().seen }, 1);
     }
 
     #[test]

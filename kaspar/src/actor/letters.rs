@@ -10,6 +10,7 @@ use crate::actor::traits::{Actor, Handler};
 use crate::base::stats::SharedCounters;
 use crate::error::Target;
 use crate::failure::dead_letters::{DeadLetter, DeadLetterReason, DeadLetters, LetterBox};
+use crate::failure::supervision::ExitReason;
 use crate::reply::ReplyTo;
 
 impl DeadLetters {
@@ -74,4 +75,25 @@ impl<S: Handler<DeadLetter>> LetterBox for ActorCell<S> {
             Err(e) => Err(S::open(e.into_inner()).0),
         }
     }
+}
+
+/// Stops an actor that never started (a [`Prepared`](crate::Prepared)
+/// dropped without being spawned): it refuses entries from now on, and
+/// what was queued for it goes to dead letters, so pending asks resolve.
+pub(crate) fn abandon_unstarted<A: Actor>(cell: &ActorCell<A>) {
+    let held = cell.hold();
+    cell.mark_stopped(&held);
+    cell.inbox.close();
+    if let Some(mailbox) = cell.inbox.own() {
+        let mut queued = Vec::new();
+        while mailbox.try_pop_batch(&mut queued, usize::MAX) > 0 {
+            for msg in queued.drain(..) {
+                cell.sup
+                    .dead
+                    .post_queued(cell, msg, DeadLetterReason::Stopped);
+            }
+        }
+    }
+    drop(held);
+    crate::actor::restart::notify_terminated(cell, ExitReason::Stopped);
 }

@@ -9,7 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::actor::addr::Addr;
-use crate::actor::cell::{ActorCell, Entered, Held, HALTED, RESTART_PENDING, STOPPED};
+use crate::actor::cell::{ActorCell, Entered, Held, HALTED, RESTART_PENDING, STOPPED, VACANT};
 use crate::actor::traits::{Actor, Handler};
 use crate::base::ids::ClassId;
 use crate::base::stats::SharedCounters;
@@ -171,7 +171,7 @@ pub(crate) fn before_queued<A: Actor>(
     held: &Held<'_>,
 ) -> Option<DeadLetterReason> {
     let flags = cell.flags();
-    if flags & (HALTED | STOPPED) != 0 {
+    if flags & (HALTED | STOPPED | VACANT) != 0 {
         return Some(cell.sup.halt_reason());
     }
     if cell.sup.dead.is_abandoned() {

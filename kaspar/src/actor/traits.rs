@@ -103,6 +103,11 @@ pub trait ActorConfig: Sized + Send + 'static {
     const MAILBOX: Option<MailboxKind> = None;
     /// `#[actor(policy = ...)]`, or `None` for the system default.
     const POLICY: Option<CyclePolicy> = None;
+    /// `#[actor(thread_bound)]`: the state is built on the actor's own
+    /// thread and only ever reached there; synchronous deliveries from
+    /// other threads are refused with
+    /// [`FastSendError::ThreadBound`](crate::FastSendError::ThreadBound).
+    const THREAD_BOUND: bool = false;
 }
 
 /// The one place an actor's state is checked to be `Send`.

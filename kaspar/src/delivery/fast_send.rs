@@ -186,7 +186,15 @@ impl<A: Actor> Call<'_, A> {
         let msg = match inline {
             Ok(()) => return Ok(Delivered::Inline),
             Err((Refusal::Closed, msg)) => return Err(SendError::Closed(msg)),
-            Err((Refusal::Busy | Refusal::Cycle(_) | Refusal::Deadlock(_), msg)) => msg,
+            // Not started: queued, it is handled once the actor starts.
+            Err((
+                Refusal::Busy
+                | Refusal::Cycle(_)
+                | Refusal::Deadlock(_)
+                | Refusal::NotStarted
+                | Refusal::ThreadBound,
+                msg,
+            )) => msg,
         };
         self.addr.send(msg)?;
         SharedCounters::bump(&cell.stats.shared.void_queued);
@@ -230,6 +238,8 @@ impl<A: Actor> Call<'_, A> {
             }
             Refusal::Deadlock(cycle) => FastSendError::Deadlock { target, cycle, msg },
             Refusal::Closed => FastSendError::Closed { target, msg },
+            Refusal::NotStarted => FastSendError::NotStarted { target, msg },
+            Refusal::ThreadBound => FastSendError::ThreadBound { target, msg },
         }
     }
 }

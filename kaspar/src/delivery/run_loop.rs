@@ -31,15 +31,38 @@ pub(crate) struct LoopConfig {
     pub(crate) max_batch: usize,
 }
 
-/// Runs `started`, serves the mailbox until it is closed and empty, then
-/// runs `stopped` and marks the actor stopped.
-pub(crate) fn run<A: Actor>(cell: Arc<ActorCell<A>>, config: LoopConfig) {
+/// How a run loop's actor gets its state: `build` runs first thing on the
+/// actor's thread (it moves a state made elsewhere, or runs the user's
+/// factory). A `thread_bound` state lives only on that thread and is
+/// dropped there when the actor stops.
+pub(crate) struct Init<A> {
+    pub(crate) build: Box<dyn FnOnce() -> A + Send>,
+    pub(crate) thread_bound: bool,
+}
+
+/// Builds the state (if `init` says so) and runs `started`, serves the
+/// mailbox until it is closed and empty, then runs `stopped` and marks the
+/// actor stopped.
+///
+/// The spawner handed the actor's lock over to this thread
+/// ([`ActorLock::hand_over`](crate::guard::lock::ActorLock::hand_over)), so
+/// no synchronous caller enters before the state is built and `started`
+/// has run.
+pub(crate) fn run<A: Actor>(cell: Arc<ActorCell<A>>, config: LoopConfig, init: Init<A>) {
     // From here on this thread is the one that handles the actor's queue:
     // a thread waiting on an `ask` to it, or for room in its mailbox,
     // waits for this thread (the deadlock detector's view).
     let _consuming = cell.lock().consuming(chain::thread_token());
-    if A::HAS_STARTED {
-        start_under(&cell, &cell.hold());
+    let thread_bound = init.thread_bound;
+    {
+        // SAFETY: the spawner handed this lock over to this thread before
+        // starting it, and nothing else adopts it.
+        let held = unsafe { Held::adopt(cell.lock()) };
+        cell.bind_home(&held);
+        build_under(&cell, &held, init.build);
+        if cell.flags() & STOPPED == 0 {
+            start_under(&cell, &held);
+        }
     }
     let mailbox = cell
         .inbox
@@ -54,6 +77,29 @@ pub(crate) fn run<A: Actor>(cell: Arc<ActorCell<A>>, config: LoopConfig) {
     }
     let held = cell.hold();
     stop_under(&cell, &held);
+    if thread_bound {
+        // A state built on this thread is dropped on it.
+        drop(cell.vacate(&held));
+    }
+}
+
+/// Fills the cell with the state `factory` builds on this thread. If the
+/// factory panics, the actor stops before it started: what is queued goes
+/// to dead letters, and watchers hear `Panicked`.
+fn build_under<A: Actor>(
+    cell: &Arc<ActorCell<A>>,
+    held: &Held<'_>,
+    factory: Box<dyn FnOnce() -> A + Send>,
+) {
+    match catch_unwind(AssertUnwindSafe(factory)) {
+        Ok(actor) => cell.fill(held, actor),
+        Err(_) => {
+            SharedCounters::bump(&cell.stats.shared.panics);
+            cell.mark_stopped(held);
+            cell.inbox.close();
+            restart::notify_terminated(cell, ExitReason::Panicked);
+        }
+    }
 }
 
 /// Runs `stopped` under `held`, marks the actor stopped and tells its

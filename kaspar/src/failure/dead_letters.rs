@@ -30,9 +30,10 @@ use crate::error::Target;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 #[non_exhaustive]
 pub enum DeadLetterReason {
-    /// Queued for an actor that supervision stopped
-    /// ([`Supervision::stop`](crate::Supervision::stop)) before it was
-    /// handled.
+    /// Queued for an actor that stopped before handling it: supervision
+    /// stopped it ([`Supervision::stop`](crate::Supervision::stop)), or it
+    /// never started (a [`Prepared`](crate::Prepared) dropped unspawned, a
+    /// [`spawn_with`](crate::System::spawn_with) factory that panicked).
     Stopped,
     /// Queued for an actor that was stopped because it exceeded its
     /// restart limit.

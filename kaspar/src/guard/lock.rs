@@ -41,6 +41,10 @@ pub(crate) enum Wait {
     Park,
 }
 
+/// The owner word of a lock acquired for a thread that has yet to adopt it
+/// (never a thread token: tokens are addresses of thread-local data).
+const HANDED_OVER: usize = usize::MAX;
+
 pub(crate) struct ActorLock {
     raw: RawLock,
     /// Token of the thread holding `raw` (see `chain::thread_token`), or 0.
@@ -133,6 +137,38 @@ impl ActorLock {
         } else {
             false
         }
+    }
+
+    /// Acquires a fresh lock on behalf of a thread that has yet to start
+    /// (an actor's or a group's run loop), which takes it over with
+    /// [`adopt`](Self::adopt) before anything else. Until then the owner
+    /// word names no thread, so a synchronous caller waits for the lock like
+    /// for any holder (and the deadlock detector sees no thread to follow).
+    /// This is how `start` guarantees that the `#[started]` hook runs before
+    /// the first `fast_send`.
+    ///
+    /// # Panics
+    ///
+    /// If the lock is held: only a lock nobody can reach yet is handed over.
+    pub(crate) fn hand_over(&self) {
+        assert!(
+            self.raw.try_lock(),
+            "kaspar: handed over a lock that is already held"
+        );
+        self.owner.store(HANDED_OVER, Ordering::Relaxed);
+    }
+
+    /// Takes over a lock acquired by [`hand_over`](Self::hand_over): the
+    /// calling thread (token `me`) holds it from now on.
+    ///
+    /// # Safety
+    ///
+    /// The lock was handed over for the calling thread, and no other thread
+    /// adopts it: the caller then holds it as if it had acquired it, and
+    /// must release it exactly once.
+    pub(crate) unsafe fn adopt(&self, me: usize) {
+        debug_assert_eq!(self.owner(), HANDED_OVER, "adopting a lock not handed over");
+        self.owner.store(me, Ordering::Relaxed);
     }
 
     /// Busy-waits until acquired.

@@ -8,6 +8,7 @@
 //! system's [dead letters](crate::DeadLetters).
 
 pub(crate) mod placement;
+pub(crate) mod prepare;
 pub(crate) mod spawn;
 
 use crate::base::sync::{AtomicBool, Ordering};
@@ -172,6 +173,30 @@ impl System {
     /// [`start`](Spawn::start) on the result.
     pub fn spawn<A: Actor>(&self, actor: A) -> Spawn<'_, A> {
         Spawn::new(self, actor)
+    }
+
+    /// Starts an actor whose state `factory` builds on the actor's own
+    /// thread; call [`start`](Spawn::start) on the result.
+    ///
+    /// The state never leaves that thread: it is built there, every handler
+    /// runs there, and it is dropped there when the actor stops. So it
+    /// need not be `Send` (an order book on `Rc`, say) if the actor is
+    /// declared `#[actor(thread_bound)]`. Such an actor takes messages from
+    /// any thread through `send`, `ask` and `request`; a synchronous
+    /// delivery (`fast_send` and its family) runs only on the actor's own
+    /// thread (from its handlers, or its group's) and is refused elsewhere
+    /// with [`FastSendError::ThreadBound`](crate::FastSendError::ThreadBound)
+    /// (`fast_send_void` queues instead).
+    ///
+    /// Until the factory returns, synchronous callers wait as for a busy
+    /// actor and messages queue up. If it panics, the actor stops before it
+    /// started: queued messages go to dead letters and watchers hear
+    /// [`ExitReason::Panicked`](crate::ExitReason::Panicked).
+    pub fn spawn_with<A: Actor>(
+        &self,
+        factory: impl FnOnce() -> A + Send + 'static,
+    ) -> Spawn<'_, A> {
+        Spawn::built_by(self, factory, None)
     }
 
     /// Prepares a group: its members (in the `#[group]` struct's field

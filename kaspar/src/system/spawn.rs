@@ -10,7 +10,7 @@ use crate::actor::addr::Addr;
 use crate::actor::cell::ActorCell;
 use crate::actor::traits::{Actor, ActorConfig};
 use crate::base::ids::ActorId;
-use crate::delivery::run_loop::{self, LoopConfig};
+use crate::delivery::run_loop::{self, Init, LoopConfig};
 use crate::failure::supervision::Supervision;
 use crate::group::{self, GroupSpec};
 use crate::guard::chain::CyclePolicy;
@@ -64,13 +64,21 @@ fn placement_of(placed: &mpsc::Receiver<PlacementOutcome>) -> PlacementOutcome {
     })
 }
 
+/// Makes an actor's state on its thread: moves a given one there, or runs
+/// the user's factory there.
+type Build<A> = Box<dyn FnOnce() -> A + Send>;
+
 /// An actor about to be started; set per-actor options, then
 /// [`start`](Spawn::start).
 #[must_use = "the actor runs only once `start` is called"]
 pub struct Spawn<'s, A: Actor> {
     placement: Placement,
     system: &'s System,
-    actor: A,
+    build: Build<A>,
+    /// The state is built on the actor's thread and must be dropped there.
+    thread_bound: bool,
+    /// The cell [`System::prepare`] made, whose address is out already.
+    prepared: Option<Arc<ActorCell<A>>>,
     supervision: Option<Supervision<A>>,
     mailbox: MailboxKind,
     policy: CyclePolicy,
@@ -89,12 +97,41 @@ impl<A: Actor> fmt::Debug for Spawn<'_, A> {
 }
 
 impl<'s, A: Actor> Spawn<'s, A> {
-    pub(crate) fn new(system: &'s System, actor: A) -> Self {
+    pub(crate) fn new(system: &'s System, actor: A) -> Self
+    where
+        A: Send,
+    {
+        Self::with_build(system, Box::new(move || actor), false, None)
+    }
+
+    pub(crate) fn built_by(
+        system: &'s System,
+        factory: impl FnOnce() -> A + Send + 'static,
+        prepared: Option<Arc<ActorCell<A>>>,
+    ) -> Self {
+        Self::with_build(system, Box::new(factory), true, prepared)
+    }
+
+    pub(crate) fn prepared(system: &'s System, cell: Arc<ActorCell<A>>, actor: A) -> Self
+    where
+        A: Send,
+    {
+        Self::with_build(system, Box::new(move || actor), false, Some(cell))
+    }
+
+    fn with_build(
+        system: &'s System,
+        build: Build<A>,
+        thread_bound: bool,
+        prepared: Option<Arc<ActorCell<A>>>,
+    ) -> Self {
         let c = &system.inner.config;
         Spawn {
             placement: Placement::new(),
             system,
-            actor,
+            build,
+            thread_bound,
+            prepared,
             supervision: None,
             mailbox: A::MAILBOX.unwrap_or(c.mailbox),
             policy: A::POLICY.unwrap_or(c.policy),
@@ -118,9 +155,25 @@ impl<'s, A: Actor> Spawn<'s, A> {
     }
 
     /// This actor's mailbox kind (overrides `#[actor(mailbox = ...)]`).
+    ///
+    /// # Panics
+    ///
+    /// For an actor made by [`System::prepare`]: its mailbox exists since
+    /// then (choose it with [`System::prepare_with`]).
+    #[track_caller]
     pub fn mailbox(mut self, kind: MailboxKind) -> Self {
+        self.assert_fresh("mailbox", "choose it with `System::prepare_with`");
         self.mailbox = kind;
         self
+    }
+
+    #[track_caller]
+    fn assert_fresh(&self, option: &str, instead: &str) {
+        assert!(
+            self.prepared.is_none(),
+            "kaspar: `{option}` cannot change for the prepared actor {}: its address is out already; {instead}",
+            <A as ActorConfig>::NAME
+        );
     }
 
     /// This actor's cycle policy (overrides `#[actor(policy = ...)]`).
@@ -130,10 +183,13 @@ impl<'s, A: Actor> Spawn<'s, A> {
     /// On [`CyclePolicy::Permissive`] for an actor that is not
     /// `#[actor(reentrant)]`: such an actor is never re-entered (its
     /// handlers take `&mut self`), so the refined policy could only do
-    /// nothing, and asking for it is a mistake worth a clear message.
+    /// nothing, and asking for it is a mistake worth a clear message. And
+    /// for an actor made by [`System::prepare`], whose policy is fixed since
+    /// then.
     #[track_caller]
     pub fn policy(mut self, policy: CyclePolicy) -> Self {
         crate::actor::traits::assert_policy_meaningful::<A>(policy);
+        self.assert_fresh("policy", "declare it with `#[actor(policy = ...)]`");
         self.policy = policy;
         self
     }
@@ -166,7 +222,9 @@ impl<'s, A: Actor> Spawn<'s, A> {
     }
 
     /// Starts the actor's thread and returns its address. The `#[started]`
-    /// hook runs on that thread before the first message.
+    /// hook runs on that thread before the first message, synchronous or
+    /// queued: a `fast_send` made right after `start` returns waits for it
+    /// (`fast_send_x` finds the actor busy).
     ///
     /// If the system is already shut down, the actor starts closed: it runs
     /// its hooks and sends to it return `Closed`.
@@ -175,25 +233,27 @@ impl<'s, A: Actor> Spawn<'s, A> {
     }
 
     fn launch(self) -> (Addr<A>, mpsc::Receiver<PlacementOutcome>) {
-        let inner = &self.system.inner;
-        let cell = Arc::new(ActorCell::new(
-            self.actor,
-            Arc::new(ActorLock::new(false)),
-            self.policy,
-            Inbox::Own(Mailbox::new(self.mailbox)),
-            inner.config.clock.clone(),
-            inner.dead.clone(),
-        ));
+        let cell = match self.prepared {
+            Some(cell) => cell,
+            None => Arc::new(vacant_cell(self.system, self.mailbox, self.policy)),
+        };
         if let Some(policy) = self.supervision {
             cell.sup.set(policy);
         }
+        // The thread takes the lock over before anything else: no
+        // synchronous caller gets in before the state and `started`.
+        cell.lock().hand_over();
         let addr = Addr::from_cell(Arc::clone(&cell));
         let thread_cell = Arc::clone(&cell);
         let looping = self.looping;
+        let init = Init {
+            build: self.build,
+            thread_bound: self.thread_bound,
+        };
         let spawned = spawn_thread(
             format!("kaspar:{}{:?}", <A as ActorConfig>::NAME, cell.id),
             self.placement,
-            move || run_loop::run(thread_cell, looping),
+            move || run_loop::run(thread_cell, looping, init),
         );
         let close_cell = Arc::clone(&cell);
         self.system.register(Running {
@@ -205,6 +265,23 @@ impl<'s, A: Actor> Spawn<'s, A> {
         });
         (addr, spawned.placed)
     }
+}
+
+/// A standalone actor's cell without its state: the address exists, sends
+/// queue up, and the state comes with the actor's thread.
+pub(crate) fn vacant_cell<A: Actor>(
+    system: &System,
+    mailbox: MailboxKind,
+    policy: CyclePolicy,
+) -> ActorCell<A> {
+    let inner = &system.inner;
+    ActorCell::vacant(
+        Arc::new(ActorLock::new(false)),
+        policy,
+        Inbox::Own(Mailbox::new(mailbox)),
+        inner.config.clock.clone(),
+        inner.dead.clone(),
+    )
 }
 
 /// A group about to be started; set its options, then

@@ -225,3 +225,125 @@ fn a_factory_that_panics_stops_the_actor_before_it_started() {
     assert_eq!(report.unfinished.len(), 0);
     assert_eq!(addr.stats().panics, 1);
 }
+
+// Groups: the same guarantees for members that need each other.
+
+pub struct Tick(pub u64);
+
+#[actor]
+pub struct Strategy {
+    orders: Addr<Orders>,
+    ready: bool,
+}
+
+#[actor]
+impl Strategy {
+    #[started]
+    fn started(&mut self, _ctx: &mut Ctx<Self>) {
+        std::thread::sleep(Duration::from_millis(2));
+        self.ready = true;
+    }
+
+    #[handler(Tick)]
+    fn tick(&mut self, t: Tick, _ctx: &mut Ctx<Self>) -> bool {
+        // A member calling a member: wired at construction.
+        self.orders.fast_send(Tick(t.0)).unwrap();
+        self.ready
+    }
+}
+
+#[actor]
+pub struct Orders {
+    strategy: Addr<Strategy>,
+    sent: u64,
+}
+
+#[actor]
+impl Orders {
+    #[handler(Tick)]
+    fn tick(&mut self, t: Tick, _ctx: &mut Ctx<Self>) {
+        let _ = &self.strategy;
+        self.sent += t.0;
+    }
+
+    #[handler(Total)]
+    fn total(&mut self, _t: Total, _ctx: &mut Ctx<Self>) -> u64 {
+        self.sent
+    }
+}
+
+#[group]
+pub struct Desk {
+    pub strategy: Addr<Strategy>,
+    pub orders: Addr<Orders>,
+}
+
+#[test]
+fn group_members_that_need_each_other_are_wired_before_the_first_message() {
+    for _ in 0..50 {
+        let system = System::new();
+        let prepared = system.prepare_group::<Desk>();
+        let peers = prepared.group();
+        let desk = prepared
+            .spawn((
+                Strategy {
+                    orders: peers.orders.clone(),
+                    ready: false,
+                },
+                Orders {
+                    strategy: peers.strategy.clone(),
+                    sent: 0,
+                },
+            ))
+            .start();
+        assert!(
+            desk.strategy.fast_send(Tick(3)).unwrap(),
+            "started ran first"
+        );
+        assert_eq!(desk.orders.fast_send(Total).unwrap(), 3);
+        system.shutdown();
+    }
+}
+
+#[test]
+fn a_prepared_group_queues_and_refuses_like_a_prepared_actor() {
+    let system = System::new();
+    let prepared = system.prepare_group::<Desk>();
+    let desk = prepared.group();
+    desk.orders.send(Tick(2)).unwrap();
+    assert!(desk.orders.fast_send(Total).unwrap_err().is_not_started());
+    let total = desk.orders.ask(Total).unwrap();
+    let peers = prepared.group();
+    prepared
+        .spawn_with({
+            move || {
+                (
+                    Strategy {
+                        orders: peers.orders.clone(),
+                        ready: false,
+                    },
+                    Orders {
+                        strategy: peers.strategy.clone(),
+                        sent: 0,
+                    },
+                )
+            }
+        })
+        .start();
+    assert_eq!(total.wait().unwrap(), 2);
+    system.shutdown();
+}
+
+#[test]
+fn a_prepared_group_dropped_unspawned_hands_its_queue_to_dead_letters() {
+    let system = System::new();
+    let prepared = system.prepare_group::<Desk>();
+    let desk = prepared.group();
+    desk.orders.send(Tick(2)).unwrap();
+    let pending = desk.orders.ask(Total).unwrap();
+    drop(prepared);
+    assert_eq!(pending.wait().unwrap_err(), AskError::Dropped);
+    assert_eq!(system.dead_letters().counts().stopped, 2);
+    assert!(desk.strategy.send(Tick(1)).unwrap_err().is_closed());
+    system.shutdown();
+}

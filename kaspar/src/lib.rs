@@ -155,9 +155,10 @@ pub use guard::deadlock::{WaitEdge, WaitKind};
 pub use kaspar_macros::{actor, group, handler};
 pub use mailbox::{IdleWait, MailboxKind, WhenFull};
 pub use reply::{Ask, ReplyTo};
+pub use system::group_spawn::{GroupSpawn, PreparedGroup};
 pub use system::placement::{Placement, PlacementOutcome};
 pub use system::prepare::Prepared;
-pub use system::spawn::{GroupSpawn, Spawn};
+pub use system::spawn::Spawn;
 pub use system::{ShutdownReport, System, SystemConfig};
 
 /// Journal a live group's inputs and replay them in a [`Simulation`]

@@ -44,11 +44,9 @@ pub(super) fn group_spec(item: &ItemStruct, members: &[Member]) -> TokenStream {
             type Members = ( #( #actors, )* );
             const NAME: &'static str = #name_str;
 
-            fn build(members: Self::Members, builder: &mut #p::GroupBuilder<'_, Self>) -> Self {
-                let ( #( #fields, )* ) = members;
+            fn reserve(builder: &mut #p::GroupBuilder<'_, Self>) -> Self {
                 Self {
                     #( #fields: builder.member(
-                        #fields,
                         |m| #enum_ident::#variants(m),
                         |g| match g {
                             #enum_ident::#variants(m) => m,
@@ -56,6 +54,11 @@ pub(super) fn group_spec(item: &ItemStruct, members: &[Member]) -> TokenStream {
                         },
                     ), )*
                 }
+            }
+
+            fn fill(&self, members: Self::Members, held: &#p::GroupHold<'_>) {
+                let ( #( #fields, )* ) = members;
+                #( held.fill(&self.#fields, #fields); )*
             }
 
             fn duplicate(&self) -> Self {

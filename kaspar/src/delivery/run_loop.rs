@@ -14,7 +14,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use crate::actor::cell::{ActorCell, Held, STOPPED};
+use crate::actor::cell::{ActorCell, Held, STOPPED, VACANT};
 use crate::actor::ctx::Ctx;
 use crate::actor::restart;
 use crate::actor::traits::Actor;
@@ -106,6 +106,13 @@ fn build_under<A: Actor>(
 /// watchers. Does nothing for an actor already stopped.
 pub(crate) fn stop_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
     if cell.flags() & STOPPED != 0 {
+        return;
+    }
+    if cell.flags() & VACANT != 0 {
+        // It never had a state (a group whose factory panicked, or that
+        // was prepared and dropped): there is no hook to run.
+        cell.mark_stopped(held);
+        restart::notify_terminated(cell, ExitReason::Stopped);
         return;
     }
     {

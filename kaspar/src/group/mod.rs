@@ -44,6 +44,7 @@ pub(crate) mod sim;
 pub(crate) mod solo;
 
 use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::actor::addr::Addr;
@@ -68,9 +69,12 @@ pub trait GroupSpec: Sized + Send + 'static {
     /// The group's name, for threads and errors.
     const NAME: &'static str;
 
-    /// Creates every member's cell through `builder`.
+    /// Creates every member's cell through `builder`, without its state.
     #[doc(hidden)]
-    fn build(members: Self::Members, builder: &mut GroupBuilder<'_, Self>) -> Self;
+    fn reserve(builder: &mut GroupBuilder<'_, Self>) -> Self;
+    /// Gives every member its state, under the group's lock.
+    #[doc(hidden)]
+    fn fill(&self, members: Self::Members, held: &GroupHold<'_>);
     /// A second handle to the same members, for the group's thread.
     #[doc(hidden)]
     fn duplicate(&self) -> Self;
@@ -208,10 +212,10 @@ impl<G: GroupSpec> fmt::Debug for GroupBuilder<'_, G> {
 }
 
 impl<G: GroupSpec> GroupBuilder<'_, G> {
-    /// Makes `actor` a member whose messages are wrapped by `wrap`.
+    /// Makes a member, without its state yet, whose messages are wrapped by
+    /// `wrap`.
     pub fn member<A: Actor>(
         &mut self,
-        actor: A,
         wrap: fn(A::Msg) -> G::Msg,
         unwrap: fn(G::Msg) -> A::Msg,
     ) -> Addr<A> {
@@ -220,8 +224,7 @@ impl<G: GroupSpec> GroupBuilder<'_, G> {
             wrap,
             unwrap,
         });
-        let cell = ActorCell::new(
-            actor,
+        let cell = ActorCell::vacant(
             Arc::clone(self.lock),
             A::POLICY.unwrap_or(self.policy),
             Inbox::Group {
@@ -239,6 +242,9 @@ impl<G: GroupSpec> GroupBuilder<'_, G> {
 #[doc(hidden)]
 pub struct GroupHold<'a> {
     held: Held<'a>,
+    /// The members' states were built on this thread and are dropped on it
+    /// when they stop.
+    thread_bound: bool,
 }
 
 impl fmt::Debug for GroupHold<'_> {
@@ -263,12 +269,21 @@ impl GroupHold<'_> {
     pub fn stopped<A: Actor>(&self, member: &Addr<A>) {
         member.cell.inbox.close();
         run_loop::stop_under(&member.cell, &self.held);
+        if self.thread_bound {
+            drop(member.cell.vacate(&self.held));
+        }
+    }
+
+    /// Gives `member` its state; this thread becomes its home.
+    pub fn fill<A: Actor>(&self, member: &Addr<A>, state: A) {
+        member.cell.bind_home(&self.held);
+        member.cell.fill(&self.held, state);
     }
 }
 
-/// Builds a group's cells: its queue, its lock, one cell per member.
-pub(crate) fn build<G: GroupSpec>(
-    members: G::Members,
+/// Builds a group's cells: its queue, its lock, one cell per member, each
+/// without its state.
+pub(crate) fn reserve<G: GroupSpec>(
     mailbox: Mailbox<G::Msg>,
     policy: CyclePolicy,
     clock: &Clock,
@@ -286,8 +301,37 @@ pub(crate) fn build<G: GroupSpec>(
         clock,
         dead,
     };
-    let spec = G::build(members, &mut builder);
+    let spec = G::reserve(&mut builder);
     (spec, core, lock)
+}
+
+/// Gives the members their states and runs their `started` hooks, on the
+/// calling thread (for the simulator).
+pub(crate) fn fill_and_start<G: GroupSpec>(spec: &G, members: G::Members, lock: &ActorLock) {
+    let hold = GroupHold {
+        held: Held::acquire(lock),
+        thread_bound: false,
+    };
+    spec.fill(members, &hold);
+    spec.started(&hold);
+}
+
+/// Stops a group that never started (a prepared group dropped unspawned):
+/// its members refuse entries, and what was queued goes to dead letters.
+pub(crate) fn abandon<G: GroupSpec>(spec: &G, core: &GroupCore<G>, lock: &ActorLock) {
+    let hold = GroupHold {
+        held: Held::acquire(lock),
+        thread_bound: false,
+    };
+    core.mailbox.close();
+    spec.stopped(&hold);
+    let mut queued = Vec::new();
+    while core.mailbox.try_pop_batch(&mut queued, usize::MAX) > 0 {
+        for msg in queued.drain(..) {
+            // Every member is stopped: each message becomes a dead letter.
+            spec.dispatch(msg, &hold);
+        }
+    }
 }
 
 /// Closes the group's queue: members then refuse sends.
@@ -311,6 +355,7 @@ pub(crate) fn drain<G: GroupSpec>(
     while core.mailbox.try_pop_batch(batch, max_batch) > 0 {
         let hold = GroupHold {
             held: Held::acquire(lock),
+            thread_bound: false,
         };
         for msg in batch.drain(..) {
             handled += 1;
@@ -320,36 +365,62 @@ pub(crate) fn drain<G: GroupSpec>(
     handled
 }
 
-/// Runs every member's `started` hook on the calling thread.
-pub(crate) fn start_members<G: GroupSpec>(spec: &G, lock: &ActorLock) {
-    spec.started(&GroupHold {
-        held: Held::acquire(lock),
-    });
-}
-
 /// Closes the queue and runs every member's `stopped` hook on the calling
 /// thread. The caller has drained the queue.
 pub(crate) fn stop_members<G: GroupSpec>(spec: &G, core: &GroupCore<G>, lock: &ActorLock) {
     core.mailbox.close();
     spec.stopped(&GroupHold {
         held: Held::acquire(lock),
+        thread_bound: false,
     });
 }
 
-/// The group thread: `started` hooks, then batches from the one queue under
-/// the one lock until the queue is closed and empty, then `stopped` hooks.
+/// How a group thread gets its members' states: `build` runs first thing
+/// on the group's thread (it moves states made elsewhere, or runs the
+/// user's factory). `thread_bound` states are dropped on that thread.
+pub(crate) struct GroupInit<G: GroupSpec> {
+    pub(crate) build: Box<dyn FnOnce() -> G::Members + Send>,
+    pub(crate) thread_bound: bool,
+}
+
+/// The group thread: the members' states and `started` hooks, then batches
+/// from the one queue under the one lock until the queue is closed and
+/// empty, then `stopped` hooks.
+///
+/// The spawner handed the group's lock over to this thread, so no
+/// synchronous caller enters a member before every member has its state
+/// and has run `started`.
 pub(crate) fn run<G: GroupSpec>(
     spec: G,
     core: Arc<GroupCore<G>>,
     lock: Arc<ActorLock>,
     config: LoopConfig,
+    init: GroupInit<G>,
 ) {
     // This thread handles every member's queued messages (see
     // `run_loop::run`).
     let _consuming = lock.consuming(chain::thread_token());
-    spec.started(&GroupHold {
-        held: Held::acquire(&lock),
-    });
+    let thread_bound = init.thread_bound;
+    {
+        let hold = GroupHold {
+            // SAFETY: the spawner handed this lock over to this thread
+            // before starting it, and nothing else adopts it.
+            held: unsafe { Held::adopt(&lock) },
+            thread_bound,
+        };
+        match catch_unwind(AssertUnwindSafe(init.build)) {
+            Ok(members) => {
+                spec.fill(members, &hold);
+                spec.started(&hold);
+            }
+            Err(_) => {
+                // The members never had a state: they stop before they
+                // started, and what is queued goes to dead letters below.
+                core.mailbox.close();
+                spec.stopped(&hold);
+            }
+        }
+    }
     let mut batch: Vec<G::Msg> = Vec::with_capacity(config.max_batch.min(4096));
     loop {
         match core
@@ -362,6 +433,7 @@ pub(crate) fn run<G: GroupSpec>(
                     // The group's thread waits for a synchronous caller into
                     // any member; named by the group (no one actor id).
                     held: Held::acquire_watched(&lock, (ActorId::GROUP, G::NAME)),
+                    thread_bound,
                 };
                 let mut first = true;
                 for msg in batch.drain(..) {
@@ -376,5 +448,6 @@ pub(crate) fn run<G: GroupSpec>(
     }
     spec.stopped(&GroupHold {
         held: Held::acquire(&lock),
+        thread_bound,
     });
 }

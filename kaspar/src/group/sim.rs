@@ -69,14 +69,13 @@ impl<G: GroupSpec> Simulation<G> {
     pub fn starting_at(start: Time, members: G::Members) -> Self {
         let clock = VirtualClock::new(start);
         let dead = DeadLetters::new();
-        let (spec, core, lock) = group::build::<G>(
-            members,
+        let (spec, core, lock) = group::reserve::<G>(
             Mailbox::new(MailboxKind::batched(1024)),
             CyclePolicy::Conservative,
             &Clock::Virtual(clock.clone()),
             &dead,
         );
-        group::start_members(&spec, &lock);
+        group::fill_and_start(&spec, members, &lock);
         let mut sim = Simulation {
             clock,
             dead,

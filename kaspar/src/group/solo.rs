@@ -53,10 +53,14 @@ impl<A: Actor> GroupSpec for Solo<A> {
     type Members = (A,);
     const NAME: &'static str = <A as crate::ActorConfig>::NAME;
 
-    fn build(members: Self::Members, builder: &mut GroupBuilder<'_, Self>) -> Self {
+    fn reserve(builder: &mut GroupBuilder<'_, Self>) -> Self {
         Solo {
-            actor: builder.member(members.0, |m| m, |g| g),
+            actor: builder.member(|m| m, |g| g),
         }
+    }
+
+    fn fill(&self, members: Self::Members, held: &GroupHold<'_>) {
+        held.fill(&self.actor, members.0);
     }
 
     fn duplicate(&self) -> Self {

@@ -7,6 +7,7 @@
 //! threads that did not finish, and has their queued messages handed to the
 //! system's [dead letters](crate::DeadLetters).
 
+pub(crate) mod group_spawn;
 pub(crate) mod placement;
 pub(crate) mod prepare;
 pub(crate) mod spawn;
@@ -26,7 +27,8 @@ use crate::failure::dead_letters::DeadLetters;
 use crate::group::GroupSpec;
 use crate::guard::chain::CyclePolicy;
 use crate::mailbox::{IdleWait, MailboxKind};
-use crate::system::spawn::{GroupSpawn, Spawn};
+use crate::system::group_spawn::GroupSpawn;
+use crate::system::spawn::Spawn;
 
 /// System-wide defaults; each can be overridden per actor.
 #[derive(Clone, Debug)]
@@ -202,7 +204,10 @@ impl System {
     /// Prepares a group: its members (in the `#[group]` struct's field
     /// order) run on one thread behind one queue. Call
     /// [`start`](GroupSpawn::start) on the result.
-    pub fn spawn_group<G: GroupSpec>(&self, members: G::Members) -> GroupSpawn<'_, G> {
+    pub fn spawn_group<G: GroupSpec>(&self, members: G::Members) -> GroupSpawn<'_, G>
+    where
+        G::Members: Send,
+    {
         GroupSpawn::new(self, members)
     }
 

@@ -1,5 +1,5 @@
-//! The spawn builders: per-actor and per-group options, and the thread
-//! start that applies a placement and reports it.
+//! The actor spawn builder, and the thread start (shared with groups) that
+//! applies a placement and reports it.
 
 use std::fmt;
 use std::sync::mpsc;
@@ -9,10 +9,8 @@ use std::thread::JoinHandle;
 use crate::actor::addr::Addr;
 use crate::actor::cell::ActorCell;
 use crate::actor::traits::{Actor, ActorConfig};
-use crate::base::ids::ActorId;
 use crate::delivery::run_loop::{self, Init, LoopConfig};
 use crate::failure::supervision::Supervision;
-use crate::group::{self, GroupSpec};
 use crate::guard::chain::CyclePolicy;
 use crate::guard::lock::ActorLock;
 use crate::mailbox::inbox::Inbox;
@@ -22,15 +20,15 @@ use crate::system::{Done, DoneOnExit, Running, System};
 
 /// A started thread: its handle, its exit flag, and where it reports how
 /// its placement went (before it runs any hook or handler).
-struct Spawned {
-    thread: JoinHandle<()>,
-    done: Arc<Done>,
-    placed: mpsc::Receiver<PlacementOutcome>,
+pub(super) struct Spawned {
+    pub(super) thread: JoinHandle<()>,
+    pub(super) done: Arc<Done>,
+    pub(super) placed: mpsc::Receiver<PlacementOutcome>,
 }
 
 /// Spawns an actor or group thread that applies `placement`, reports the
 /// outcome, runs `body`, and reports its exit to `done`.
-fn spawn_thread(
+pub(super) fn spawn_thread(
     name: String,
     placement: Placement,
     body: impl FnOnce() + Send + 'static,
@@ -55,7 +53,7 @@ fn spawn_thread(
 }
 
 /// Waits for a thread's placement report.
-fn placement_of(placed: &mpsc::Receiver<PlacementOutcome>) -> PlacementOutcome {
+pub(super) fn placement_of(placed: &mpsc::Receiver<PlacementOutcome>) -> PlacementOutcome {
     // The thread sends before anything else; a closed channel means it
     // died before reporting, and nothing was applied.
     placed.recv().unwrap_or(PlacementOutcome {
@@ -282,115 +280,4 @@ pub(crate) fn vacant_cell<A: Actor>(
         inner.config.clock.clone(),
         inner.dead.clone(),
     )
-}
-
-/// A group about to be started; set its options, then
-/// [`start`](GroupSpawn::start).
-#[must_use = "the group runs only once `start` is called"]
-pub struct GroupSpawn<'s, G: GroupSpec> {
-    placement: Placement,
-    system: &'s System,
-    members: G::Members,
-    mailbox: MailboxKind,
-    policy: CyclePolicy,
-    looping: LoopConfig,
-}
-
-impl<G: GroupSpec> fmt::Debug for GroupSpawn<'_, G> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GroupSpawn")
-            .field("group", &G::NAME)
-            .field("mailbox", &self.mailbox)
-            .field("policy", &self.policy)
-            .finish()
-    }
-}
-
-impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
-    pub(crate) fn new(system: &'s System, members: G::Members) -> Self {
-        let c = &system.inner.config;
-        GroupSpawn {
-            placement: Placement::new(),
-            system,
-            members,
-            mailbox: c.mailbox,
-            policy: c.policy,
-            looping: LoopConfig {
-                idle: c.idle,
-                max_batch: c.max_batch.max(1),
-            },
-        }
-    }
-
-    /// The kind of the group's one shared queue.
-    pub fn mailbox(mut self, kind: MailboxKind) -> Self {
-        self.mailbox = kind;
-        self
-    }
-
-    /// The cycle policy of members that do not declare one.
-    pub fn policy(mut self, policy: CyclePolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// How the group's thread waits while idle.
-    pub fn idle(mut self, idle: IdleWait) -> Self {
-        self.looping.idle = idle;
-        self
-    }
-
-    /// Most messages handled per lock acquisition.
-    pub fn max_batch(mut self, n: usize) -> Self {
-        self.looping.max_batch = n.max(1);
-        self
-    }
-
-    /// Where the group's thread runs (CPU affinity, `SCHED_FIFO`).
-    pub fn placement(mut self, placement: Placement) -> Self {
-        self.placement = placement;
-        self
-    }
-
-    /// [`start`](GroupSpawn::start), then waits until the thread has
-    /// applied its placement and returns what the OS did with it.
-    pub fn start_placed(self) -> (G, PlacementOutcome) {
-        let (group, placed) = self.launch();
-        (group, placement_of(&placed))
-    }
-
-    /// Starts the group's thread and returns the members' addresses. Every
-    /// member's `#[started]` hook runs on that thread, in field order,
-    /// before the first message.
-    pub fn start(self) -> G {
-        self.launch().0
-    }
-
-    fn launch(self) -> (G, mpsc::Receiver<PlacementOutcome>) {
-        let inner = &self.system.inner;
-        let clock = inner.config.clock.clone();
-        let (spec, core, lock) = group::build::<G>(
-            self.members,
-            Mailbox::new(self.mailbox),
-            self.policy,
-            &clock,
-            &inner.dead,
-        );
-        let thread_spec = spec.duplicate();
-        let thread_core = Arc::clone(&core);
-        let looping = self.looping;
-        let spawned = spawn_thread(
-            format!("kaspar:group:{}", G::NAME),
-            self.placement,
-            move || group::run(thread_spec, thread_core, lock, looping),
-        );
-        self.system.register(Running {
-            id: ActorId::next(),
-            name: G::NAME,
-            close: Box::new(move || group::close(&core)),
-            thread: spawned.thread,
-            done: spawned.done,
-        });
-        (spec, spawned.placed)
-    }
 }

@@ -1,0 +1,286 @@
+//! The group spawn builder, and prepared groups: a group's addresses before
+//! its members exist.
+
+use std::fmt;
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use crate::base::ids::ActorId;
+use crate::delivery::run_loop::LoopConfig;
+use crate::group::{self, GroupCore, GroupInit, GroupSpec};
+use crate::guard::chain::CyclePolicy;
+use crate::guard::lock::ActorLock;
+use crate::mailbox::{IdleWait, Mailbox, MailboxKind};
+use crate::system::placement::{Placement, PlacementOutcome};
+use crate::system::spawn::{placement_of, spawn_thread};
+use crate::system::{Running, System};
+
+/// A group's queue, lock and member cells, before its thread runs.
+struct Parts<G: GroupSpec> {
+    spec: G,
+    core: Arc<GroupCore<G>>,
+    lock: Arc<ActorLock>,
+}
+
+fn reserve<G: GroupSpec>(system: &System, mailbox: MailboxKind, policy: CyclePolicy) -> Parts<G> {
+    let inner = &system.inner;
+    let (spec, core, lock) = group::reserve::<G>(
+        Mailbox::new(mailbox),
+        policy,
+        &inner.config.clock,
+        &inner.dead,
+    );
+    Parts { spec, core, lock }
+}
+
+/// A group about to be started; set its options, then
+/// [`start`](GroupSpawn::start).
+#[must_use = "the group runs only once `start` is called"]
+pub struct GroupSpawn<'s, G: GroupSpec> {
+    placement: Placement,
+    system: &'s System,
+    init: GroupInit<G>,
+    /// The parts [`System::prepare_group`] made, whose addresses are out.
+    prepared: Option<Parts<G>>,
+    mailbox: MailboxKind,
+    policy: CyclePolicy,
+    looping: LoopConfig,
+}
+
+impl<G: GroupSpec> fmt::Debug for GroupSpawn<'_, G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GroupSpawn")
+            .field("group", &G::NAME)
+            .field("mailbox", &self.mailbox)
+            .field("policy", &self.policy)
+            .field("prepared", &self.prepared.is_some())
+            .finish()
+    }
+}
+
+impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
+    pub(crate) fn new(system: &'s System, members: G::Members) -> Self
+    where
+        G::Members: Send,
+    {
+        Self::with_init(system, Box::new(move || members), false, None)
+    }
+
+    pub(crate) fn built_by(
+        system: &'s System,
+        factory: impl FnOnce() -> G::Members + Send + 'static,
+    ) -> Self {
+        Self::with_init(system, Box::new(factory), true, None)
+    }
+
+    fn with_init(
+        system: &'s System,
+        build: Box<dyn FnOnce() -> G::Members + Send>,
+        thread_bound: bool,
+        prepared: Option<Parts<G>>,
+    ) -> Self {
+        let c = &system.inner.config;
+        GroupSpawn {
+            placement: Placement::new(),
+            system,
+            init: GroupInit {
+                build,
+                thread_bound,
+            },
+            prepared,
+            mailbox: c.mailbox,
+            policy: c.policy,
+            looping: LoopConfig {
+                idle: c.idle,
+                max_batch: c.max_batch.max(1),
+            },
+        }
+    }
+
+    #[track_caller]
+    fn assert_fresh(&self, option: &str) {
+        assert!(
+            self.prepared.is_none(),
+            "kaspar: `{option}` cannot change for the prepared group {}: its addresses are out already; choose it with `System::prepare_group_with`",
+            G::NAME
+        );
+    }
+
+    /// The kind of the group's one shared queue.
+    ///
+    /// # Panics
+    ///
+    /// For a group made by [`System::prepare_group`], whose queue exists
+    /// since then.
+    #[track_caller]
+    pub fn mailbox(mut self, kind: MailboxKind) -> Self {
+        self.assert_fresh("mailbox");
+        self.mailbox = kind;
+        self
+    }
+
+    /// The cycle policy of members that do not declare one.
+    ///
+    /// # Panics
+    ///
+    /// For a group made by [`System::prepare_group`], whose members exist
+    /// since then.
+    #[track_caller]
+    pub fn policy(mut self, policy: CyclePolicy) -> Self {
+        self.assert_fresh("policy");
+        self.policy = policy;
+        self
+    }
+
+    /// How the group's thread waits while idle.
+    pub fn idle(mut self, idle: IdleWait) -> Self {
+        self.looping.idle = idle;
+        self
+    }
+
+    /// Most messages handled per lock acquisition.
+    pub fn max_batch(mut self, n: usize) -> Self {
+        self.looping.max_batch = n.max(1);
+        self
+    }
+
+    /// Where the group's thread runs (CPU affinity, `SCHED_FIFO`).
+    pub fn placement(mut self, placement: Placement) -> Self {
+        self.placement = placement;
+        self
+    }
+
+    /// [`start`](GroupSpawn::start), then waits until the thread has
+    /// applied its placement and returns what the OS did with it.
+    pub fn start_placed(self) -> (G, PlacementOutcome) {
+        let (group, placed) = self.launch();
+        (group, placement_of(&placed))
+    }
+
+    /// Starts the group's thread and returns the members' addresses. Every
+    /// member gets its state and runs its `#[started]` hook on that thread,
+    /// in field order, before the first message to any member, synchronous
+    /// or queued.
+    pub fn start(self) -> G {
+        self.launch().0
+    }
+
+    fn launch(mut self) -> (G, mpsc::Receiver<PlacementOutcome>) {
+        let Parts { spec, core, lock } = match self.prepared.take() {
+            Some(parts) => parts,
+            None => reserve(self.system, self.mailbox, self.policy),
+        };
+        // The thread takes the lock over before anything else: no
+        // synchronous caller gets into a member before its state and its
+        // `started` hook.
+        lock.hand_over();
+        let thread_spec = spec.duplicate();
+        let thread_core = Arc::clone(&core);
+        let looping = self.looping;
+        let init = self.init;
+        let spawned = spawn_thread(
+            format!("kaspar:group:{}", G::NAME),
+            self.placement,
+            move || group::run(thread_spec, thread_core, lock, looping, init),
+        );
+        self.system.register(Running {
+            id: ActorId::next(),
+            name: G::NAME,
+            close: Box::new(move || group::close(&core)),
+            thread: spawned.thread,
+            done: spawned.done,
+        });
+        (spec, spawned.placed)
+    }
+}
+
+/// A group's addresses, handed out before its members exist: the group
+/// counterpart of [`Prepared`](crate::Prepared), for members that need
+/// each other's addresses (or outside actors' that need theirs) in their
+/// state. Sends to a member queue up; a synchronous delivery is refused
+/// with [`FastSendError::NotStarted`](crate::FastSendError::NotStarted)
+/// until the group is spawned. Dropping it unspawned stops the members and
+/// hands what was queued to dead letters.
+#[must_use = "a prepared group that is never spawned stops, and its queued messages go to dead letters"]
+pub struct PreparedGroup<'s, G: GroupSpec> {
+    system: &'s System,
+    parts: Option<Parts<G>>,
+}
+
+impl<G: GroupSpec> fmt::Debug for PreparedGroup<'_, G> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PreparedGroup")
+            .field("group", &G::NAME)
+            .finish()
+    }
+}
+
+impl<'s, G: GroupSpec> PreparedGroup<'s, G> {
+    fn parts(&self) -> &Parts<G> {
+        self.parts
+            .as_ref()
+            .expect("kaspar: a PreparedGroup has its parts until spawned")
+    }
+
+    /// The members' addresses (the `#[group]` struct), valid before and
+    /// after the group starts.
+    pub fn group(&self) -> G {
+        self.parts().spec.duplicate()
+    }
+
+    /// The members' states (in the `#[group]` struct's field order), moved
+    /// to the group's thread; set options on the result and
+    /// [`start`](GroupSpawn::start) it.
+    pub fn spawn(mut self, members: G::Members) -> GroupSpawn<'s, G>
+    where
+        G::Members: Send,
+    {
+        let parts = self.parts.take();
+        GroupSpawn::with_init(self.system, Box::new(move || members), false, parts)
+    }
+
+    /// Like [`System::spawn_group_with`]: the members' states are built by
+    /// `factory` on the group's thread.
+    pub fn spawn_with(
+        mut self,
+        factory: impl FnOnce() -> G::Members + Send + 'static,
+    ) -> GroupSpawn<'s, G> {
+        let parts = self.parts.take();
+        GroupSpawn::with_init(self.system, Box::new(factory), true, parts)
+    }
+}
+
+impl<G: GroupSpec> Drop for PreparedGroup<'_, G> {
+    fn drop(&mut self) {
+        if let Some(Parts { spec, core, lock }) = self.parts.take() {
+            group::abandon(&spec, &core, &lock);
+        }
+    }
+}
+
+impl System {
+    /// The addresses of a group of type `G` whose members do not exist
+    /// yet, with a queue of the system's default kind; see
+    /// [`PreparedGroup`].
+    pub fn prepare_group<G: GroupSpec>(&self) -> PreparedGroup<'_, G> {
+        self.prepare_group_with(self.config().mailbox)
+    }
+
+    /// [`prepare_group`](Self::prepare_group) with a queue of `kind`.
+    pub fn prepare_group_with<G: GroupSpec>(&self, kind: MailboxKind) -> PreparedGroup<'_, G> {
+        PreparedGroup {
+            system: self,
+            parts: Some(reserve(self, kind, self.config().policy)),
+        }
+    }
+
+    /// Starts a group whose members' states `factory` builds on the
+    /// group's own thread (see [`System::spawn_with`] for what that allows
+    /// and what it refuses).
+    pub fn spawn_group_with<G: GroupSpec>(
+        &self,
+        factory: impl FnOnce() -> G::Members + Send + 'static,
+    ) -> GroupSpawn<'_, G> {
+        GroupSpawn::built_by(self, factory)
+    }
+}

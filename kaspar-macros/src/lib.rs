@@ -49,6 +49,7 @@ mod names;
 /// #[actor(option, ...)]
 ///
 /// option := reentrant
+///         | thread_bound
 ///         | policy = conservative | policy = permissive
 ///         | mailbox = <MailboxKind expression>
 ///         | name = "<string>"
@@ -63,6 +64,13 @@ mod names;
 ///   is already inside one of its handlers, as far as its cycle policy
 ///   allows. Without it, handlers take `&mut self` (or `&self`), and the
 ///   actor is never entered twice on one thread.
+/// * `thread_bound`: the state lives on the actor's own thread and need not
+///   be `Send` (an `Rc`, a `RefCell` shared with a thread-local, a C
+///   handle). Build it there with `System::spawn_with(|| ..)` (or
+///   `spawn_group_with` for group members). Messages reach it from any
+///   thread through `send`, `ask` and `request`; `fast_send` and its
+///   family run only on that thread (from its own handlers, or its
+///   group's) and are refused elsewhere with `FastSendError::ThreadBound`.
 /// * `policy = conservative | permissive`: this actor's cycle policy
 ///   (`CyclePolicy`): `conservative` refuses any re-entry, `permissive`
 ///   only re-entry into a handler already running on that thread. It

@@ -137,7 +137,10 @@ mod guide {
 
 pub use actor::addr::Addr;
 pub use actor::ctx::Ctx;
-pub use actor::traits::{AccessMode, AccessRef, Actor, ActorConfig, Exclusive, Handler, Shared};
+pub use actor::traits::{
+    AccessMode, AccessRef, Actor, ActorConfig, AnyThread, Exclusive, Handler, Home, OwnThread,
+    Shared,
+};
 pub use base::clock::{Clock, Time, VirtualClock};
 pub use base::ids::{ActorId, ClassId};
 pub use base::stats::ActorStats;
@@ -249,7 +252,7 @@ pub mod __private {
     pub use crate::actor::ctx::Ctx;
     pub use crate::actor::traits::{
         exclusive_ref, shared_ref, AccessMode, AccessRef, Actor, ActorConfig, ActorState,
-        Exclusive, ExclusiveMode, Handler, NoMessage, Shared,
+        AnyThread, Exclusive, ExclusiveMode, Handler, NoMessage, OwnThread, Shared,
     };
     pub use crate::base::ids::ClassId;
     pub use crate::group::{group_tap, GroupBuilder, GroupHold, GroupSpec, GroupTap};

@@ -1,7 +1,9 @@
-// Rule: an actor's state moves to the actor's thread when it is spawned, so
-// every field of it must be `Send`. A field that is not (here an `Rc`) is
-// one error, at the actor's impl block, naming the field's type and the
-// struct; spawning the actor and sending to it add none.
+// Rule: an actor's state moves between threads (to the actor's thread when
+// spawned, to a `fast_send` caller's), so every field of it must be `Send`
+// unless the actor is `#[actor(thread_bound)]`. A field that is not (here
+// an `Rc`) is reported at the struct's `#[actor]`, naming the field's type
+// and the way out; spawning it by value is refused too (it would move the
+// state here); sending to it adds nothing.
 use std::rc::Rc;
 
 use kaspar::prelude::*;

@@ -38,11 +38,19 @@ pub(super) fn config(ident: &Ident, opts: &Options) -> TokenStream {
         Some(_) => quote!(#p::Option::Some(#p::CyclePolicy::Conservative)),
         None => quote!(#p::Option::None),
     };
+    // Spanned at the struct: a state that is not `Send` (and not
+    // thread-bound) is reported there, once.
+    let home = if opts.thread_bound {
+        quote_spanned!(ident.span()=> #p::OwnThread)
+    } else {
+        quote_spanned!(ident.span()=> #p::AnyThread)
+    };
     let assumes_state = assumes_state();
     quote! {
         #[automatically_derived]
         impl #p::ActorConfig for #ident #assumes_state {
             type Access = #access;
+            type Home = #home;
             const NAME: &'static str = #name;
             const MAILBOX: #p::Option<#p::MailboxKind> = #mailbox;
             const POLICY: #p::Option<#p::CyclePolicy> = #policy;

@@ -11,6 +11,7 @@ use crate::errors::Errors;
 #[derive(Default)]
 pub(super) struct Options {
     pub(super) reentrant: bool,
+    pub(super) thread_bound: bool,
     pub(super) policy: Option<Policy>,
     pub(super) mailbox: Option<Expr>,
     pub(super) name: Option<LitStr>,
@@ -41,6 +42,7 @@ impl Options {
             let key = meta.path().get_ident().map(|i| i.to_string());
             match (key.as_deref(), &meta) {
                 (Some("reentrant"), Meta::Path(_)) => opts.reentrant = true,
+                (Some("thread_bound"), Meta::Path(_)) => opts.thread_bound = true,
                 (Some("policy"), Meta::NameValue(nv)) => match &nv.value {
                     Expr::Path(p)
                         if p.path.is_ident("conservative") || p.path.is_ident("permissive") =>
@@ -65,7 +67,7 @@ impl Options {
                 },
                 _ => errors.spanned(
                     &meta,
-                    "unknown `#[actor]` option; expected `reentrant`, `policy = ...`, `mailbox = ...` or `name = \"...\"`",
+                    "unknown `#[actor]` option; expected `reentrant`, `thread_bound`, `policy = ...`, `mailbox = ...` or `name = \"...\"`",
                 ),
             }
         }

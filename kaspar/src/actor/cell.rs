@@ -96,8 +96,21 @@ struct StateCell<A>(UnsafeCell<Option<A>>);
 // the accessing thread holds the actor's lock; the lock serialises those
 // accesses across threads. Sharing a `StateCell` between threads therefore
 // hands `A` from one thread to the next but never lets two threads touch it
-// at once, and that needs `A: Send` only (not `A: Sync`).
-unsafe impl<A: Send> Sync for StateCell<A> {}
+// at once, and that needs `A: Send` only (not `A: Sync`). `ActorState`
+// (which every generated actor implements, and whose bound the macro's
+// other impls assume) makes `A: Send` unless `A`'s home is `OwnThread`;
+// a state that is not `Send` is constructible here only through
+// `ActorCell::vacant` + `fill` on its home thread (`spawn_with`,
+// `spawn_group_with`; every by-value path requires `A: Send`), is entered
+// only on that thread (`enter_with` refuses other threads before touching
+// anything, run loops run there), and is dropped there (`vacate` at stop).
+// So a `!Send` state never leaves its thread, and `A: Send` is not needed
+// for `Sync` or `Send`.
+unsafe impl<A: ActorConfig> Sync for StateCell<A> {}
+// SAFETY: as for `Sync` above: the cell moves between threads (inside the
+// `Arc` of every address), the state it holds does not, unless it is
+// `Send`.
+unsafe impl<A: ActorConfig> Send for StateCell<A> {}
 
 /// Proof that the calling thread holds an actor's lock and has its frame on
 /// the call chain. Dropping it pops the frame. (The lock, if this entry
@@ -136,7 +149,11 @@ impl<A: Actor> ActorCell<A> {
         inbox: Inbox<A::Msg>,
         clock: Clock,
         dead: DeadLetters,
-    ) -> Self {
+    ) -> Self
+    where
+        // A state given by value may have been made on another thread.
+        A: Send,
+    {
         Self::with_state(Some(actor), lock, policy, inbox, clock, dead)
     }
 

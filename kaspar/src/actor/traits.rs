@@ -94,34 +94,77 @@ pub type AccessRef<'a, A> = <<A as ActorConfig>::Access as AccessMode>::Ref<'a, 
     label = "add `#[actor]` to the declaration of `{Self}`",
     note = "`#[actor]` goes on the struct (it carries the options) and on the impl block (it collects the handlers)"
 )]
-pub trait ActorConfig: Sized + Send + 'static {
+pub trait ActorConfig: Sized + 'static {
     /// [`Exclusive`] (default) or [`Shared`] (`#[actor(reentrant)]`).
     type Access: AccessMode;
+    /// [`AnyThread`] (default) or [`OwnThread`] (`#[actor(thread_bound)]`).
+    /// The bound is where a state that is not `Send` is refused, unless
+    /// the actor is thread-bound.
+    type Home: Home + Admits<Self>;
     /// The actor's name in errors, metrics and logs.
     const NAME: &'static str;
     /// `#[actor(mailbox = ...)]`, or `None` for the system default.
     const MAILBOX: Option<MailboxKind> = None;
     /// `#[actor(policy = ...)]`, or `None` for the system default.
     const POLICY: Option<CyclePolicy> = None;
-    /// `#[actor(thread_bound)]`: the state is built on the actor's own
-    /// thread and only ever reached there; synchronous deliveries from
-    /// other threads are refused with
-    /// [`FastSendError::ThreadBound`](crate::FastSendError::ThreadBound).
-    const THREAD_BOUND: bool = false;
+    /// Whether the state is reached only on the actor's own thread.
+    const THREAD_BOUND: bool = <Self::Home as Home>::BOUND;
 }
 
-/// The one place an actor's state is checked to be `Send`.
+/// Where an actor's state may be reached: [`AnyThread`] or [`OwnThread`].
+pub trait Home: sealed::Sealed + 'static {
+    /// Whether entries from other threads are refused.
+    #[doc(hidden)]
+    const BOUND: bool;
+}
+
+/// The default: any thread may run the actor's handlers (under its lock),
+/// so the state moves between threads and must be `Send`.
+#[derive(Debug)]
+pub enum AnyThread {}
+
+/// `#[actor(thread_bound)]`: the state lives on the actor's own thread
+/// (its run loop's, or its group's) and is reached only there, so it need
+/// not be `Send`.
 ///
-/// `#[actor]` on the impl block implements it for the actor; the other
-/// impls the macros generate (`ActorConfig`, `Actor`, each `Handler<M>`)
-/// assume it rather than each checking `Send` again, so a state that is not
-/// `Send` is one error instead of one per impl.
+/// Why that is sound: such a state is built there
+/// ([`System::spawn_with`](crate::System::spawn_with),
+/// [`System::spawn_group_with`](crate::System::spawn_group_with)), every
+/// queued message is handled there, and a synchronous delivery
+/// (`fast_send` and its family) enters the state only after checking that
+/// it runs on that thread, refusing with
+/// [`FastSendError::ThreadBound`](crate::FastSendError::ThreadBound)
+/// otherwise. When the actor stops, the state is dropped there too. What
+/// crosses threads is only what always does: messages and replies, which
+/// are `Send`.
+#[derive(Debug)]
+pub enum OwnThread {}
+
+impl sealed::Sealed for AnyThread {}
+impl sealed::Sealed for OwnThread {}
+impl Home for AnyThread {
+    const BOUND: bool = false;
+}
+impl Home for OwnThread {
+    const BOUND: bool = true;
+}
+
+/// `H` allows a state of type `A`: [`AnyThread`] only a `Send` one.
 #[doc(hidden)]
+pub trait Admits<A> {}
+
 #[rustfmt::skip] // rustc quotes a failing bound's line: the reason stays on it
-pub trait ActorState:
-    Send // an actor's state moves to the actor's thread when spawned: every field must be `Send`
+impl<A> Admits<A> for AnyThread where
+    A: Send, // an actor's state moves between threads: every field must be `Send`, or declare `#[actor(thread_bound)]` and spawn it with `System::spawn_with`
 {
 }
+impl<A> Admits<A> for OwnThread {}
+
+/// Implemented by `#[actor]` on the impl block; the other impls the macro
+/// generates assume it, so that an impl block whose struct lacks `#[actor]`
+/// is reported for the missing `#[actor]` alone.
+#[doc(hidden)]
+pub trait ActorState {}
 
 /// An actor: state plus a compile-time dispatch over its handlers.
 ///

@@ -65,7 +65,7 @@ pub trait GroupSpec: Sized + Send + 'static {
     /// The group's message enum: one variant per member.
     type Msg: Send + 'static;
     /// The member actors' initial states, in field order.
-    type Members: Send + 'static;
+    type Members: 'static;
     /// The group's name, for threads and errors.
     const NAME: &'static str;
 

@@ -61,12 +61,19 @@ const MAX_BATCH: usize = 256;
 impl<G: GroupSpec> Simulation<G> {
     /// Builds the group with virtual time starting at zero and runs its
     /// members' `started` hooks.
-    pub fn new(members: G::Members) -> Self {
+    pub fn new(members: G::Members) -> Self
+    where
+        G::Members: Send,
+    {
         Self::starting_at(Time::from_nanos(0), members)
     }
 
     /// Builds the group with virtual time starting at `start`.
-    pub fn starting_at(start: Time, members: G::Members) -> Self {
+    pub fn starting_at(start: Time, members: G::Members) -> Self
+    where
+        // A simulation may move to another thread, and its members with it.
+        G::Members: Send,
+    {
         let clock = VirtualClock::new(start);
         let dead = DeadLetters::new();
         let (spec, core, lock) = group::reserve::<G>(
@@ -113,7 +120,7 @@ impl<G: GroupSpec> Simulation<G> {
 
     /// Creates an actor outside the group that runs on the simulating
     /// thread, on virtual time: where the group's outputs go.
-    pub fn spawn<A: Actor>(&mut self, actor: A) -> Addr<A> {
+    pub fn spawn<A: Actor + Send>(&mut self, actor: A) -> Addr<A> {
         let cell = Arc::new(ActorCell::new(
             actor,
             Arc::new(ActorLock::new(false)),

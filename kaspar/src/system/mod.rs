@@ -173,7 +173,7 @@ impl System {
 
     /// Prepares `actor` to run on its own thread; call
     /// [`start`](Spawn::start) on the result.
-    pub fn spawn<A: Actor>(&self, actor: A) -> Spawn<'_, A> {
+    pub fn spawn<A: Actor + Send>(&self, actor: A) -> Spawn<'_, A> {
         Spawn::new(self, actor)
     }
 

@@ -105,16 +105,18 @@ pub trait ActorConfig: Sized + Send + 'static {
     const POLICY: Option<CyclePolicy> = None;
 }
 
-/// The one place an actor's state is checked to be `Send`.
+/// The one place an actor's state is checked to be `Send + 'static`.
 ///
 /// `#[actor]` on the impl block implements it for the actor; the other
 /// impls the macros generate (`ActorConfig`, `Actor`, each `Handler<M>`)
-/// assume it rather than each checking `Send` again, so a state that is not
-/// `Send` is one error instead of one per impl.
+/// assume it rather than each checking again, so a state that is not
+/// `Send`, or a generic actor's parameter that is not `'static`, is one
+/// error instead of one per impl.
 #[doc(hidden)]
 #[rustfmt::skip] // rustc quotes a failing bound's line: the reason stays on it
 pub trait ActorState:
     Send // an actor's state moves to the actor's thread when spawned: every field must be `Send`
+    + 'static // and lives there until the actor stops, so it borrows nothing
 {
 }
 

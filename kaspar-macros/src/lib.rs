@@ -132,7 +132,33 @@ mod names;
 /// }
 /// ```
 ///
-/// Generic actors are not supported, on the type or on the impl block.
+/// # Generic actors
+///
+/// The struct and the impl block may declare type and const parameters,
+/// with bounds and a `where` clause, but no lifetimes: an actor's state
+/// moves to its own thread and lives until it stops, so it is
+/// `Send + 'static`, and so are its parameters as far as it holds them.
+/// Every generated impl carries the generics. The message enum takes the
+/// impl block's generics only if a message or reply type names one of its
+/// parameters; otherwise all instances share one plain enum. `NAME` is the
+/// type's name without its arguments.
+///
+/// ```ignore
+/// #[actor]
+/// pub struct Strategy<P: Pricer> {
+///     pricer: P,
+/// }
+///
+/// #[actor]
+/// impl<P: Pricer> Strategy<P> {
+///     #[handler(Quote)]
+///     fn on_quote(&mut self, q: Quote, _ctx: &mut Ctx<Self>) -> i64 {
+///         self.pricer.price(q.bid, q.ask)
+///     }
+/// }
+///
+/// let linear = system.spawn(Strategy { pricer: Linear }).start();
+/// ```
 #[proc_macro_attribute]
 pub fn actor(args: TokenStream, item: TokenStream) -> TokenStream {
     let item = parse_macro_input!(item as Item);
@@ -156,7 +182,8 @@ pub fn actor(args: TokenStream, item: TokenStream) -> TokenStream {
 /// set when it is spawned, `system.spawn_group::<G>(..).mailbox(..)` and
 /// `.policy(..)` (the policy of the members that do not declare one). It
 /// needs at least one member; every field is an `Addr<A>` of an `#[actor]`
-/// type, and the group is not generic. It generates the message enum
+/// type (an instance of a generic actor too: `Addr<Strategy<Linear>>`),
+/// and the group itself is not generic. It generates the message enum
 /// `<Group>Msg` (one variant per member, holding that member's own message
 /// enum) and the `GroupSpec` impl.
 ///

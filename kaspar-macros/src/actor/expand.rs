@@ -1,20 +1,27 @@
 //! Turn `#[actor]` into code: on the struct, the `ActorConfig` impl; on
-//! the impl block, from the validated [`ActorImpl`], the message enum, the
-//! `Actor` impl (dispatch is a `match`), one `Handler<M>` impl per
-//! handler (plus one that is never called, for an actor with a single
-//! handler; see [`no_message_impl`]) and the `ActorState` impl (see
-//! [`assumes_state`]).
+//! the impl block, from the validated [`ActorImpl`], the message enum (see
+//! [`MessageEnum`]), the `Actor` impl (dispatch is a `match`), one
+//! `Handler<M>` impl per handler (plus one that is never called, for an
+//! actor with a single handler; see [`no_message_impl`]) and the
+//! `ActorState` impl (see [`assumes_state`]).
+//!
+//! Every impl carries the generics it is generated from: the struct's for
+//! `ActorConfig`, the impl block's for the others. A concrete actor's
+//! expansion is exactly what it was before actors could be generic.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
-use syn::{Ident, LitStr};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::{Generics, Ident, LitStr, Type, WhereClause};
 
+use super::message::MessageEnum;
 use super::model::{ActorImpl, HookModel, Receiver};
 use super::options::Options;
-use crate::names;
 
-/// `ActorConfig` for the struct or enum `ident`, from its options.
-pub(super) fn config(ident: &Ident, opts: &Options) -> TokenStream {
+/// `ActorConfig` for the struct or enum `ident` declared with `generics`,
+/// from its options. `NAME` is the same for every instance of a generic
+/// actor: the type's name without its arguments, as `type_name` is not a
+/// `const fn`.
+pub(super) fn config(ident: &Ident, generics: &Generics, opts: &Options) -> TokenStream {
     let p = quote!(::kaspar::__private);
     let access = if opts.reentrant {
         quote!(#p::Shared)
@@ -45,10 +52,11 @@ pub(super) fn config(ident: &Ident, opts: &Options) -> TokenStream {
     } else {
         quote_spanned!(ident.span()=> #p::AnyThread)
     };
-    let assumes_state = assumes_state();
+    let (impl_generics, ty_generics, user_where) = generics.split_for_impl();
+    let assumes_state = assumes_state(user_where);
     quote! {
         #[automatically_derived]
-        impl #p::ActorConfig for #ident #assumes_state {
+        impl #impl_generics #p::ActorConfig for #ident #ty_generics #assumes_state {
             type Access = #access;
             type Home = #home;
             const NAME: &'static str = #name;
@@ -73,32 +81,28 @@ fn receiver_conv(receiver: Receiver, this: &TokenStream) -> TokenStream {
 }
 
 /// The where clause of the impls generated for an actor, all but its
-/// `ActorState` impl: `Self: ActorState`. `ActorConfig`, and so `Actor` and
-/// `Handler<M>`, requires `Send`, and each impl would check it, reporting a
-/// state that is not `Send` once per impl; assuming `ActorState`, whose impl
-/// checks it once, they do not. That impl comes from the impl block, not
+/// `ActorState` impl: the user's `where` clause, if any, and
+/// `Self: ActorState`. `ActorConfig`, and so `Actor` and `Handler<M>`,
+/// requires `Send + 'static`, and each impl would check it, reporting a
+/// state that is not `Send` (or a type parameter that is not `'static`)
+/// once per impl; assuming `ActorState`, whose impl checks both once, they
+/// do not. That impl comes from the impl block, not
 /// the struct, so that an impl block whose struct lacks `#[actor]` still
 /// meets this clause and is reported for the missing `#[actor]` alone. The
 /// binder keeps rustc from checking the clause at the impl, as it would a
 /// bound with no generic parameters.
-fn assumes_state() -> TokenStream {
-    quote!(where for<'__kaspar> Self: ::kaspar::__private::ActorState)
+fn assumes_state(user_where: Option<&WhereClause>) -> TokenStream {
+    let user = user_where.into_iter().flat_map(|w| &w.predicates);
+    quote!(where #(#user,)* for<'__kaspar> Self: ::kaspar::__private::ActorState)
 }
 
 /// The code for an `#[actor]` impl block, beside the block itself.
 pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
     let p = quote!(::kaspar::__private);
     let self_ty = &model.self_ty;
-    let enum_ident = format_ident!("{}Msg", model.ident);
+    let (impl_generics, _, user_where) = model.generics.split_for_impl();
     let this = quote!(this);
 
-    let variants: Vec<Ident> = names::distinct(
-        model
-            .handlers
-            .iter()
-            .map(|h| names::variant(&h.method, "Handler"))
-            .collect(),
-    );
     let msgs: Vec<&syn::Type> = model.handlers.iter().map(|h| &h.msg).collect();
     let replies: Vec<TokenStream> = model
         .handlers
@@ -114,19 +118,12 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         .collect();
     let indices: Vec<u16> = (0..model.handlers.len() as u16).collect();
 
-    let doc = format!(
-        "The messages [`{}`] handles: one variant per `#[handler]`, each with \
-         the message and where its reply goes. Generated by `#[actor]`; \
-         mailboxes store it inline.",
-        model.ident
-    );
-    let message_enum = quote! {
-        #[doc = #doc]
-        #[allow(private_interfaces, dead_code, missing_docs, clippy::large_enum_variant, clippy::enum_variant_names)]
-        pub enum #enum_ident {
-            #( #variants(#msgs, #p::ReplyTo<#replies>), )*
-        }
-    };
+    let message_enum = MessageEnum::new(model, &replies);
+    let enum_ident = &message_enum.ident;
+    let enum_ty = &message_enum.ty;
+    let variants = &message_enum.variants;
+    let phantom_by_ref = message_enum.phantom_arm(true);
+    let phantom_by_value = message_enum.phantom_arm(false);
 
     let (class_of, dispatch) = if model.handlers.is_empty() {
         (quote!(match *msg {}), quote!(match msg {}))
@@ -135,12 +132,14 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
             quote! {
                 match msg {
                     #( #enum_ident::#variants(..) => #p::ClassId::new(#indices), )*
+                    #phantom_by_ref
                 }
             },
             quote! {
                 match msg {
                     #( #enum_ident::#variants(m, reply) =>
                         reply.deliver(<Self as #p::Handler<#msgs>>::handle(this, m, ctx)), )*
+                    #phantom_by_value
                 }
             },
         )
@@ -160,7 +159,7 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
             }
         }
     };
-    let assumes_state = assumes_state();
+    let assumes_state = assumes_state(user_where);
     let mut started = hook("started", &model.started);
     if model.started.is_some() {
         started.extend(quote!(
@@ -171,8 +170,8 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
 
     let actor_impl = quote! {
         #[automatically_derived]
-        impl #p::Actor for #self_ty #assumes_state {
-            type Msg = #enum_ident;
+        impl #impl_generics #p::Actor for #self_ty #assumes_state {
+            type Msg = #enum_ty;
             const CLASSES: &'static [&'static str] = &[#(#class_names),*];
 
             #[inline]
@@ -202,48 +201,69 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         let method = &h.method;
         let conv = receiver_conv(h.receiver, &this);
         let arg = if h.by_ref { quote!(&msg) } else { quote!(msg) };
-        let open_fallback = (model.handlers.len() > 1).then(
-            || quote!(_ => #p::unreachable!("kaspar: envelope opened as the wrong message type"),),
-        );
-        quote! {
-            #[automatically_derived]
-            impl #p::Handler<#msg> for #self_ty #assumes_state {
-                type Reply = #reply;
-                const CLASS: #p::ClassId = #p::ClassId::new(#index);
+        let open_fallback = if model.handlers.len() > 1 {
+            Some(
+                quote!(_ => #p::unreachable!("kaspar: envelope opened as the wrong message type"),),
+            )
+        } else {
+            phantom_by_value.clone()
+        };
+        let header = quote!(#impl_generics #p::Handler<#msg> for #self_ty #assumes_state);
+        let body = quote! {
+            type Reply = #reply;
+            const CLASS: #p::ClassId = #p::ClassId::new(#index);
 
-                #[inline(always)]
-                fn handle(
-                    this: #p::AccessRef<'_, Self>,
-                    msg: #msg,
-                    ctx: &mut #p::Ctx<'_, Self>,
-                ) -> Self::Reply {
-                    Self::#method(#conv, #arg, ctx)
-                }
+            #[inline(always)]
+            fn handle(
+                this: #p::AccessRef<'_, Self>,
+                msg: #msg,
+                ctx: &mut #p::Ctx<'_, Self>,
+            ) -> Self::Reply {
+                Self::#method(#conv, #arg, ctx)
+            }
 
-                #[inline(always)]
-                fn envelope(msg: #msg, reply: #p::ReplyTo<Self::Reply>) -> Self::Msg {
-                    #enum_ident::#variant(msg, reply)
-                }
+            #[inline(always)]
+            fn envelope(msg: #msg, reply: #p::ReplyTo<Self::Reply>) -> Self::Msg {
+                #enum_ident::#variant(msg, reply)
+            }
 
-                #[inline]
-                fn open(env: Self::Msg) -> (#msg, #p::ReplyTo<Self::Reply>) {
-                    match env {
-                        #enum_ident::#variant(msg, reply) => (msg, reply),
-                        #open_fallback
-                    }
+            #[inline]
+            fn open(env: Self::Msg) -> (#msg, #p::ReplyTo<Self::Reply>) {
+                match env {
+                    #enum_ident::#variant(msg, reply) => (msg, reply),
+                    #open_fallback
                 }
             }
+        };
+        // The impl's own span (not its contents') is the message type's:
+        // rustc points there when it names the impl, as when two handlers'
+        // message types can be the same type, or when it lists the
+        // actor's handlers after a message it has none for.
+        let span = syn::spanned::Spanned::span(msg);
+        quote_spanned! {span=>
+            #[automatically_derived]
+            impl #header { #body }
         }
     });
 
-    let no_message = (model.handlers.len() == 1).then(|| no_message_impl(self_ty));
-
-    // Checks, once, that the state is `Send`; see `assumes_state`.
-    let state_impl = quote! {
-        #[automatically_derived]
-        impl #p::ActorState for #self_ty {}
+    let no_message = match model.handlers.as_slice() {
+        [only] if !may_be_any_type(&only.msg, &model.generics) => Some(no_message_impl(model)),
+        _ => None,
     };
 
+    // Checks, once, that the state is `Send + 'static`; see
+    // `assumes_state`. Spanned at the actor's type, where rustc reports a
+    // failing bound. A block with lifetime parameters, already reported,
+    // gets none: it would only repeat that error in rustc's words.
+    let borrows = model.generics.lifetimes().next().is_some();
+    let state_impl = (!borrows).then(|| {
+        quote_spanned! {syn::spanned::Spanned::span(self_ty)=>
+            #[automatically_derived]
+            impl #impl_generics ::kaspar::__private::ActorState for #self_ty #user_where {}
+        }
+    });
+
+    let message_enum = &message_enum.definition;
     quote! {
         #message_enum
         #state_impl
@@ -259,13 +279,15 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
 /// actor does not handle as a type mismatch; with two it reports the
 /// missing `Handler` impl, in `Handler`'s words. `do_not_recommend` keeps
 /// this impl out of that error's list of the actor's handlers.
-fn no_message_impl(self_ty: &syn::Type) -> TokenStream {
+fn no_message_impl(model: &ActorImpl) -> TokenStream {
     let p = quote!(::kaspar::__private);
-    let assumes_state = assumes_state();
+    let self_ty = &model.self_ty;
+    let (impl_generics, _, user_where) = model.generics.split_for_impl();
+    let assumes_state = assumes_state(user_where);
     quote! {
         #[automatically_derived]
         #[diagnostic::do_not_recommend]
-        impl #p::Handler<#p::NoMessage> for #self_ty #assumes_state {
+        impl #impl_generics #p::Handler<#p::NoMessage> for #self_ty #assumes_state {
             type Reply = #p::NoMessage;
             // Past the one handler's class; no message ever has it.
             const CLASS: #p::ClassId = #p::ClassId::new(1);
@@ -286,5 +308,27 @@ fn no_message_impl(self_ty: &syn::Type) -> TokenStream {
                 #p::unreachable!("kaspar: envelope opened as the wrong message type")
             }
         }
+    }
+}
+
+/// Whether the message type `ty`, in an impl block declaring `generics`,
+/// could be `NoMessage` for some choice of the parameters: a type
+/// parameter (`M`), a projection from one (`P::Quote`) or a qualified path.
+/// The second `Handler` impl would then overlap the handler's own, which
+/// Rust refuses, so it is left out.
+fn may_be_any_type(ty: &Type, generics: &Generics) -> bool {
+    match ty {
+        Type::Path(p) => {
+            p.qself.is_some()
+                || p.path.leading_colon.is_none()
+                    && p.path
+                        .segments
+                        .first()
+                        .is_some_and(|first| generics.type_params().any(|t| t.ident == first.ident))
+        }
+        Type::Paren(p) => may_be_any_type(&p.elem, generics),
+        Type::Group(g) => may_be_any_type(&g.elem, generics),
+        Type::Macro(_) => true,
+        _ => false,
     }
 }

@@ -1,8 +1,8 @@
 //! `#[actor]`, by stage.
 //!
 //! On a struct or enum it declares the actor: `options` parses the
-//! attribute, the one validation is that the type is not generic, and
-//! `expand::config` implements `ActorConfig`.
+//! attribute, the one validation is that the type has no lifetime
+//! parameters, and `expand::config` implements `ActorConfig`.
 //!
 //! On the impl block it collects the handlers: `parse` walks the block and
 //! reads the attributes, `validate` checks each method's signature, and
@@ -10,6 +10,7 @@
 //! generates the message enum, the `Actor` impl and the `Handler<M>` impls.
 
 mod expand;
+mod message;
 mod model;
 mod options;
 mod parse;
@@ -46,14 +47,12 @@ fn declare(
     item: impl ToTokens,
 ) -> TokenStream {
     let mut errors = Errors::default();
-    let generic = generics::reject(generics);
-    let concrete = generic.is_none();
-    errors.extend(generic);
+    errors.extend(generics::reject_lifetimes(generics));
     let options = Options::parse(args, &mut errors);
-    // A bad option is reported, and the actor is still declared with the
-    // options that did parse, so the impl block and every use of the actor
-    // type-check and the option's error is the only one.
-    let config = concrete.then(|| expand::config(ident, &options));
+    // A bad option or a lifetime parameter is reported, and the actor is
+    // still declared with the options that did parse, so the impl block and
+    // every use of the actor type-check and that error is the only one.
+    let config = expand::config(ident, generics, &options);
     let errors = errors.finish().err().map(syn::Error::into_compile_error);
     quote!(#item #config #errors)
 }
@@ -69,13 +68,13 @@ fn collect(args: TokenStream, imp: ItemImpl) -> TokenStream {
     }
     match ActorImpl::parse(&imp) {
         Ok(model) => {
-            let mut out = strip_impl(imp).into_token_stream();
+            let mut out = emitted(imp).into_token_stream();
             out.extend(expand::impl_block(&model));
             out
         }
         Err(err) => {
             let fallback = ActorImpl::fallback(&imp);
-            let mut out = with_item(strip_impl(imp), err);
+            let mut out = with_item(emitted(imp), err);
             // An `Actor` impl with no handlers keeps `Ctx<Self>` in the
             // user's signatures well-formed, so the errors above are the
             // only ones reported.
@@ -83,6 +82,27 @@ fn collect(args: TokenStream, imp: ItemImpl) -> TokenStream {
             out
         }
     }
+}
+
+/// The impl block as `#[actor]` emits it: without the attributes it
+/// consumes, and, where the block is generic, assuming `ActorState`.
+///
+/// `Ctx<Self>` in a handler's signature needs `Self: Actor`, and so
+/// `Self: 'static`. In a generic block whose parameters lack `'static`,
+/// rustc would report that at every handler, beside the `ActorState` impl
+/// that reports it once; assuming `ActorState` (as the generated impls do)
+/// leaves that one report. The clause takes nothing away: the `ActorState`
+/// impl has the block's own generics, so it holds wherever the block
+/// applies.
+fn emitted(imp: ItemImpl) -> ItemImpl {
+    let mut imp = strip_impl(imp);
+    if !imp.generics.params.is_empty() {
+        imp.generics
+            .make_where_clause()
+            .predicates
+            .push(syn::parse_quote!(for<'__kaspar> Self: ::kaspar::__private::ActorState));
+    }
+    imp
 }
 
 /// The impl block without the attributes `#[actor]` consumes.

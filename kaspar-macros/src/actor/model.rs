@@ -4,7 +4,7 @@
 //! error the compiler finds in the generated code points at the user's.
 
 use proc_macro2::Span;
-use syn::{Ident, Type};
+use syn::{Generics, Ident, Type};
 
 /// How a handler takes `self`.
 #[derive(Clone, Copy)]
@@ -32,6 +32,10 @@ pub(super) struct HookModel {
 }
 
 pub(super) struct ActorImpl {
+    /// The impl block's parameters and `where` clause, carried by every
+    /// impl generated from it. Lifetimes only in the model of a block
+    /// already reported for them (`ActorImpl::fallback`).
+    pub(super) generics: Generics,
     pub(super) self_ty: Type,
     pub(super) ident: Ident,
     pub(super) handlers: Vec<HandlerModel>,

@@ -41,7 +41,7 @@ impl ActorImpl {
                 "`#[actor]` goes on the actor's inherent impl block (`impl MyActor { ... }`), not on a trait impl",
             );
         }
-        errs.extend(generics::reject(&imp.generics));
+        errs.extend(generics::reject_lifetimes(&imp.generics));
         let ident = match last_ident(&imp.self_ty) {
             Some(i) => i.clone(),
             None => {
@@ -111,6 +111,7 @@ impl ActorImpl {
         }
         errs.finish()?;
         Ok(ActorImpl {
+            generics: imp.generics.clone(),
             self_ty: (*imp.self_ty).clone(),
             ident,
             handlers,
@@ -120,13 +121,14 @@ impl ActorImpl {
     }
 
     /// The model of an impl block with no handlers and no hooks, for
-    /// expanding alongside errors; `None` where the block is not a plain
-    /// inherent impl of a named, non-generic type.
+    /// expanding alongside errors; `None` where the block is not an
+    /// inherent impl of a named type.
     pub(super) fn fallback(imp: &ItemImpl) -> Option<ActorImpl> {
-        if imp.trait_.is_some() || generics::declared(&imp.generics) {
+        if imp.trait_.is_some() {
             return None;
         }
         Some(ActorImpl {
+            generics: imp.generics.clone(),
             self_ty: (*imp.self_ty).clone(),
             ident: last_ident(&imp.self_ty)?.clone(),
             handlers: Vec::new(),

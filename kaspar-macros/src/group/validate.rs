@@ -24,7 +24,7 @@ impl<'a> Group<'a> {
                 "`#[group]` takes no options; set them when spawning: `system.spawn_group::<G>(..).mailbox(..)`",
             );
         }
-        errors.extend(generics::reject(&self.item.generics));
+        errors.extend(generics::reject_group(&self.item.generics));
         let mut members = Vec::new();
         match &self.fields {
             Some(fields) if !fields.is_empty() => {

@@ -162,9 +162,15 @@ impl<A> Admits<A> for OwnThread {}
 
 /// Implemented by `#[actor]` on the impl block; the other impls the macro
 /// generates assume it, so that an impl block whose struct lacks `#[actor]`
-/// is reported for the missing `#[actor]` alone.
+/// is reported for the missing `#[actor]` alone, and a generic actor's
+/// parameter that is not `'static` is one error instead of one per impl.
+/// (Whether the state must be `Send` is `ActorConfig::Home`'s bound.)
 #[doc(hidden)]
-pub trait ActorState {}
+#[rustfmt::skip] // rustc quotes a failing bound's line: the reason stays on it
+pub trait ActorState:
+    'static // an actor's state lives on until the actor stops, so it borrows nothing
+{
+}
 
 /// An actor: state plus a compile-time dispatch over its handlers.
 ///

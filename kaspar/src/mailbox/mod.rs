@@ -185,4 +185,35 @@ impl<T> Mailbox<T> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// How many times a producer (or [`close`](Self::close)) found the
+    /// consumer asleep and woke it: each is at most one wake-up system
+    /// call, and only these cost one. A push to a consumer that is busy, or
+    /// still polling per its [`IdleWait`], is picked up without any; one
+    /// sleep is ended by exactly one wake-up, however many pushes follow.
+    /// Counted only on that slow path, so keeping the count costs the
+    /// pushes that find the consumer awake nothing.
+    pub fn wakeups(&self) -> u64 {
+        match self {
+            Mailbox::BQueue(q) => q.wakeups(),
+            Mailbox::BQueueBatched(q) => q.wakeups(),
+            Mailbox::Sharded(q) => q.wakeups(),
+            Mailbox::LockFree(q) => q.wakeups(),
+        }
+    }
+
+    /// Whether the consumer is asleep (or committed to sleeping): the next
+    /// push wakes it.
+    #[cfg(test)]
+    fn consumer_asleep(&self) -> bool {
+        match self {
+            Mailbox::BQueue(q) => q.consumer_asleep(),
+            Mailbox::BQueueBatched(q) => q.consumer_asleep(),
+            Mailbox::Sharded(q) => q.consumer_asleep(),
+            Mailbox::LockFree(q) => q.consumer_asleep(),
+        }
+    }
 }
+
+#[cfg(test)]
+mod tests;

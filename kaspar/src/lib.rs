@@ -73,7 +73,8 @@
 // this list (CI checks it: `.ci/tools/layers.py`).
 //
 //   base/      ids (ActorId, ClassId, thread tokens), per-actor counters,
-//              clock and timers, the `sync` shim (std or loom)
+//              clock and timers, the `sync` shim (std or loom), the
+//              waiters' backoff
 //   guard/     the call chain (cycle check before any lock), the actor
 //              lock, the cross-thread wait-for registry
 //   error.rs   what a delivery refuses and hands back

@@ -7,7 +7,8 @@
 //! explore every interleaving within the preemption bound. What each proves:
 //! every message is taken exactly once, in per-producer order, and a
 //! consumer parked on an empty queue is always woken, by a push or by
-//! `close` (a lost wakeup shows up as a loom deadlock).
+//! `close` (a lost wakeup shows up as a loom deadlock), whether it went to
+//! sleep at once or polled first.
 #![cfg(loom)]
 
 use kaspar::mailbox::{Drained, IdleWait, Mailbox, MailboxKind, ShardedBQueue, WhenFull};
@@ -22,7 +23,7 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     builder.check(f);
 }
 
-/// Drains until `Closed`, waiting with `Park`.
+/// Drains until `Closed`, waiting as `pop` does.
 fn drain_all<T>(pop: impl Fn(&mut Vec<T>) -> Drained) -> Vec<T> {
     let mut out = Vec::new();
     while let Drained::Got(_) = pop(&mut out) {}
@@ -184,5 +185,96 @@ fn batched_no_lost_wakeup() {
         let out = drain_all(|out| q.pop_batch(out, 8, IdleWait::Park));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 3);
+    });
+}
+
+/// Pops with `pop` until `n` messages are in; a lost wake-up leaves the
+/// consumer asleep forever, which loom reports. (Unlike `drain_all`, no
+/// `close` comes to the rescue: `close` wakes the consumer
+/// unconditionally.)
+fn take<T>(n: usize, pop: impl Fn(&mut Vec<T>) -> Drained) -> Vec<T> {
+    let mut out = Vec::new();
+    while out.len() < n {
+        assert!(matches!(pop(&mut out), Drained::Got(_)));
+    }
+    out
+}
+
+/// The default consumer polls before it sleeps: `BQueue` polls its
+/// lock-free length hint (never the lock), then sleeps under the lock. A
+/// push landing in either phase, or between them, must reach it.
+#[test]
+fn bqueue_polling_consumer_no_lost_wakeup() {
+    model(|| {
+        let q = Arc::new(Mailbox::new(MailboxKind::BQueue { capacity: 1 }));
+        let producer = {
+            let q = Arc::clone(&q);
+            thread::spawn(move || {
+                q.push((0u8, 0u8)).unwrap();
+                q.push((0u8, 1u8)).unwrap();
+            })
+        };
+        let out = take(2, |out| q.pop_batch(out, 8, IdleWait::Backoff));
+        producer.join().unwrap();
+        assert_per_producer_fifo(&out, 1, 2);
+        // One sleep is ended by one wake-up, never by one per push.
+        assert!(q.wakeups() <= 2);
+    });
+}
+
+/// The lock-free ring's consumer polls `tail` before it sets `SLEEPING`;
+/// a reservation in the polling phase must be seen, one after it must
+/// unpark.
+#[test]
+fn lockfree_polling_consumer_no_lost_wakeup() {
+    model(|| {
+        let q = Arc::new(Mailbox::new(MailboxKind::LockFree {
+            capacity: 2,
+            when_full: WhenFull::Reject,
+        }));
+        let producer = {
+            let q = Arc::clone(&q);
+            thread::spawn(move || q.push((0u8, 0u8)).unwrap())
+        };
+        let out = take(1, |out| q.pop_batch(out, 4, IdleWait::Backoff));
+        producer.join().unwrap();
+        assert_per_producer_fifo(&out, 1, 1);
+        assert!(q.wakeups() <= 1);
+    });
+}
+
+/// The sharded queue's consumer polls the count word before it sets
+/// `SLEEPING`.
+#[test]
+fn sharded_polling_consumer_no_lost_wakeup() {
+    model(|| {
+        let q = Arc::new(ShardedBQueue::new(2, 2));
+        let producer = {
+            let q = Arc::clone(&q);
+            thread::spawn(move || q.push_from(1, (0u8, 0u8)).unwrap())
+        };
+        let out = take(1, |out| q.pop_batch(out, 4, IdleWait::Backoff));
+        producer.join().unwrap();
+        assert_per_producer_fifo(&out, 1, 1);
+        assert!(q.wakeups() <= 1);
+    });
+}
+
+/// `BQueue`'s consumer sleeping at once (`Park`): each push that finds it
+/// asleep must wake it; no `close` follows to hide a lost one.
+#[test]
+fn bqueue_parked_consumer_is_woken_by_each_push() {
+    model(|| {
+        let q = Arc::new(Mailbox::new(MailboxKind::BQueueBatched { capacity: 1 }));
+        let producer = {
+            let q = Arc::clone(&q);
+            thread::spawn(move || {
+                q.push((0u8, 0u8)).unwrap();
+                q.push((0u8, 1u8)).unwrap();
+            })
+        };
+        let out = take(2, |out| q.pop_batch(out, 1, IdleWait::Park));
+        producer.join().unwrap();
+        assert_per_producer_fifo(&out, 1, 2);
     });
 }

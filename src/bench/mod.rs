@@ -10,7 +10,8 @@
 //! * [`svg`]: the one SVG chart writer; [`cdf`]: latency CDFs drawn
 //!   with it;
 //! * [`table5`], [`dispatch`] (Table 6), [`mailboxes`] (Table 7 and the
-//!   batching ping-pong), [`pool`]: the tables.
+//!   batching ping-pong), [`pool`]: the tables;
+//! * [`wait`]: ask latency and idle CPU by waiting strategy.
 
 pub mod cdf;
 pub mod dispatch;
@@ -21,6 +22,7 @@ pub mod pool;
 mod stats;
 pub mod svg;
 pub mod table5;
+pub mod wait;
 
 pub use json_lines::{bench_dir, JsonLines};
 pub use machine::Machine;

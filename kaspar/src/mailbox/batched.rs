@@ -62,6 +62,16 @@ impl<T> BQueueBatched<T> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Times a push (or `close`) found the consumer asleep and woke it.
+    pub fn wakeups(&self) -> u64 {
+        self.0.wakeups()
+    }
+
+    #[cfg(test)]
+    pub(super) fn consumer_asleep(&self) -> bool {
+        self.0.consumer_asleep()
+    }
 }
 
 #[cfg(test)]

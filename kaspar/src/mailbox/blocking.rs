@@ -14,9 +14,19 @@
 //!   than the largest one before allocates nothing either. The price is
 //!   memory: a mailbox holds on to room for its largest burst;
 //! * `sleeping` is set only by the consumer, only under the lock, and only
-//!   while the queue is empty and open; a push that finds it set is the push
-//!   that made the queue non-empty, and it notifies. No wakeup is lost
-//!   because the consumer re-checks emptiness under the lock it sleeps on;
+//!   while the queue is empty and open, right before it waits on the
+//!   condition variable; a push that finds it set is the push that made the
+//!   queue non-empty: it clears it and notifies, so one sleep costs one
+//!   notification however many pushes follow, and a push that finds it
+//!   clear (the consumer is busy or polling) makes no wake-up call. No
+//!   wakeup is lost because the consumer re-checks emptiness under the lock
+//!   it sleeps on;
+//! * `hint` is `len << 1 | closed`, stored (never read-modify-written)
+//!   under the lock by every push, drain and close, so its last value is
+//!   always the queue's state. A polling consumer reads it without the lock
+//!   and takes the lock only when it is non-zero: polling never contends
+//!   with producers for the mutex. A stale zero only delays the consumer by
+//!   one poll; the decision to sleep is still made under the lock;
 //! * once `closed`, no push succeeds, but everything accepted before is
 //!   still popped; `Closed` is reported only when closed and empty.
 //!
@@ -26,9 +36,9 @@
 
 use std::collections::VecDeque;
 
-use super::park::SpinBudget;
+use super::park::Polls;
 use super::{Drained, IdleWait};
-use crate::base::sync::{Condvar, Mutex, MutexGuard};
+use crate::base::sync::{AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 use crate::error::SendError;
 
 /// Mutex + condvar around a ring with an overflow; pops one at a time.
@@ -76,13 +86,28 @@ impl<T> BQueue<T> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Times a push (or `close`) found the consumer asleep and woke it.
+    pub fn wakeups(&self) -> u64 {
+        self.0.wakeups()
+    }
+
+    #[cfg(test)]
+    pub(super) fn consumer_asleep(&self) -> bool {
+        self.0.consumer_asleep()
+    }
 }
 
 /// The locked ring-with-overflow both blocking queues are made of.
 #[derive(Debug)]
 pub(super) struct Locked<T> {
     state: Mutex<State<T>>,
+    /// Bit 0: closed. Bits 1..: queued messages. Written only under
+    /// `state`'s lock; read without it by a polling consumer and by `len`.
+    hint: AtomicUsize,
     nonempty: Condvar,
+    /// Notifications sent to a sleeping consumer.
+    wakeups: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -98,6 +123,11 @@ struct State<T> {
 impl<T> State<T> {
     fn len(&self) -> usize {
         self.ring.len() + self.overflow.len()
+    }
+
+    /// `Locked::hint`'s value for this state.
+    fn hint(&self) -> usize {
+        (self.len() << 1) | usize::from(self.closed)
     }
 
     /// Moves up to `max` of the oldest messages, ring first, then overflow.
@@ -124,8 +154,19 @@ impl<T> Locked<T> {
                 closed: false,
                 sleeping: false,
             }),
+            hint: AtomicUsize::new(0),
             nonempty: Condvar::new(),
+            wakeups: AtomicU64::new(0),
         }
+    }
+
+    /// Publishes `st`'s length and closed flag to pollers; called under
+    /// the lock after every change.
+    #[inline]
+    fn publish(&self, st: &State<T>) {
+        // Relaxed: the hint only says when to take the lock, and the lock
+        // orders everything the consumer then reads.
+        self.hint.store(st.hint(), Ordering::Relaxed);
     }
 
     /// Appends in FIFO position; wakes the consumer only if it sleeps
@@ -141,39 +182,51 @@ impl<T> Locked<T> {
             st.overflow.push_back(msg);
         }
         let len = st.len();
-        let wake = st.sleeping;
+        self.publish(&st);
+        let wake = std::mem::take(&mut st.sleeping);
         drop(st);
         if wake {
-            self.nonempty.notify_one();
+            self.wake_one();
         }
         Ok(len)
+    }
+
+    #[cold]
+    fn wake_one(&self) {
+        self.wakeups.fetch_add(1, Ordering::Relaxed);
+        self.nonempty.notify_one();
     }
 
     /// Moves up to `max` messages (at least one when any is queued),
     /// waiting per `idle` while empty and open.
     pub(super) fn pop_batch(&self, out: &mut Vec<T>, max: usize, idle: IdleWait) -> Drained {
         let max = max.max(1);
-        let mut budget = SpinBudget::new(idle);
+        let mut polls = Polls::new(idle);
         loop {
             let mut st = self.state.lock();
             let n = st.drain(out, max);
             if n > 0 {
+                self.publish(&st);
                 return Drained::Got(n);
             }
             if st.closed {
                 return Drained::Closed;
             }
-            if budget.spin() {
-                drop(st);
-                continue;
+            drop(st);
+            // Poll without the lock until something is queued (or the
+            // queue closed); sleep, under the lock, once the budget is
+            // spent.
+            if !polls.until(|| self.hint.load(Ordering::Relaxed) != 0) {
+                drop(self.sleep(self.state.lock()));
             }
-            drop(self.sleep(st));
         }
     }
 
     fn sleep<'a>(&'a self, mut st: MutexGuard<'a, State<T>>) -> MutexGuard<'a, State<T>> {
-        st.sleeping = true;
         while st.len() == 0 && !st.closed {
+            // Set again after every wake-up: the push that woke us
+            // cleared it.
+            st.sleeping = true;
             st = self.nonempty.wait(st);
         }
         st.sleeping = false;
@@ -185,11 +238,24 @@ impl<T> Locked<T> {
         if max == 0 {
             return 0;
         }
-        self.state.lock().drain(out, max)
+        let mut st = self.state.lock();
+        let n = st.drain(out, max);
+        if n > 0 {
+            self.publish(&st);
+        }
+        n
     }
 
     pub(super) fn close(&self) {
-        self.state.lock().closed = true;
+        let mut st = self.state.lock();
+        st.closed = true;
+        self.publish(&st);
+        let wake = std::mem::take(&mut st.sleeping);
+        drop(st);
+        if wake {
+            self.wakeups.fetch_add(1, Ordering::Relaxed);
+        }
+        // Unconditionally: a no-op without waiters, and `close` is rare.
         self.nonempty.notify_all();
     }
 
@@ -197,8 +263,19 @@ impl<T> Locked<T> {
         self.state.lock().closed
     }
 
+    /// A snapshot, read without the lock.
     pub(super) fn len(&self) -> usize {
-        self.state.lock().len()
+        self.hint.load(Ordering::Relaxed) >> 1
+    }
+
+    pub(super) fn wakeups(&self) -> u64 {
+        self.wakeups.load(Ordering::Relaxed)
+    }
+
+    /// Whether the consumer is asleep on the condition variable.
+    #[cfg(test)]
+    pub(super) fn consumer_asleep(&self) -> bool {
+        self.state.lock().sleeping
     }
 }
 

@@ -93,16 +93,34 @@ impl Default for MailboxKind {
 }
 
 /// How a consumer waits while its mailbox is empty.
+///
+/// Whatever the strategy, a producer makes the wake-up system call only
+/// when the consumer is asleep (see [`Mailbox::wakeups`](super::Mailbox::wakeups)):
+/// a consumer that is still polling picks the message up by itself.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub enum IdleWait {
-    /// Sleep on the mailbox's condition variable (no CPU while idle).
+    /// Poll for a short, bounded while (spin hints in growing runs, then
+    /// yielding the core), then sleep. A message that arrives while the
+    /// consumer polls costs no wake-up; an idle consumer is asleep and
+    /// costs no CPU after the budget (a few tens of microseconds). The
+    /// default: the right choice unless you know better.
     #[default]
+    Backoff,
+    /// Sleep as soon as the mailbox is empty: no CPU at all while idle, a
+    /// kernel wake-up (microseconds) for every message that finds the
+    /// consumer asleep.
     Park,
     /// Poll `spins` times with a spin hint, then sleep.
     SpinThenPark {
         /// Polls before sleeping.
         spins: u32,
     },
-    /// Poll forever: the lowest wake-up latency, one core per consumer.
+    /// Poll forever: the lowest wake-up latency, one core per consumer,
+    /// permanently. Only with a core to spare for each spinning consumer.
     Spin,
+}
+
+impl IdleWait {
+    /// [`IdleWait::Backoff`], usable in `const` items.
+    pub const DEFAULT: IdleWait = IdleWait::Backoff;
 }

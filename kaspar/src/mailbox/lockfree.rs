@@ -56,7 +56,7 @@ use std::mem::MaybeUninit;
 
 use crossbeam_utils::CachePadded;
 
-use super::park::{Parker, SpinBudget};
+use super::park::{Parker, Polls};
 use super::{Drained, IdleWait, WhenFull};
 use crate::base::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, UnsafeCell};
 use crate::error::SendError;
@@ -337,7 +337,7 @@ impl<T> LockFreeMpsc<T> {
     /// published), waiting per `idle` while empty and open.
     pub fn pop_batch(&self, out: &mut Vec<T>, max: usize, idle: IdleWait) -> Drained {
         let max = max.max(1);
-        let mut budget = SpinBudget::new(idle);
+        let mut polls = Polls::new(idle);
         loop {
             let n = self.try_pop_batch(out, max);
             if n > 0 {
@@ -355,7 +355,10 @@ impl<T> LockFreeMpsc<T> {
                 // Closed and nothing reserved: nothing more can arrive.
                 return Drained::Closed;
             }
-            if budget.spin() {
+            // Poll `tail` (the word every reservation moves), not the
+            // consumer flag and the slot, until it moves or closes, or the
+            // budget is spent.
+            if polls.until(|| self.tail.load(Ordering::Relaxed) & !SLEEPING != t & !SLEEPING) {
                 continue;
             }
             // The CAS of any later reservation will see this bit.
@@ -441,6 +444,17 @@ impl<T> LockFreeMpsc<T> {
     /// Whether nothing is queued (a snapshot).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Times a push (or `close`) found the consumer asleep and woke it.
+    pub fn wakeups(&self) -> u64 {
+        self.parker.unparks()
+    }
+
+    /// Whether the consumer is asleep, or about to be (`SLEEPING` is set).
+    #[cfg(test)]
+    pub(super) fn consumer_asleep(&self) -> bool {
+        self.tail.load(Ordering::Acquire) & SLEEPING != 0
     }
 }
 

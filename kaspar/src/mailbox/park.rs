@@ -1,5 +1,7 @@
-//! The consumer-side waiting shared by the queues that do not sleep on their
-//! own lock (`ShardedBQueue`, `LockFreeMpsc`).
+//! The consumer-side waiting the queues share: how long a consumer polls
+//! before it sleeps ([`Polls`], per [`IdleWait`]), and the one-token
+//! semaphore that the queues which do not sleep on their own lock
+//! (`ShardedBQueue`, `LockFreeMpsc`) sleep on.
 //!
 //! [`Parker`] is a one-token semaphore: `unpark` leaves a token (tokens do
 //! not accumulate), `park` sleeps until a token is there and takes it. A
@@ -13,16 +15,25 @@
 //! order, so "the consumer set `SLEEPING` after seeing the queue empty" and
 //! "a producer added a message" are totally ordered without `SeqCst`: either
 //! the consumer's bit-set sees the message (and does not sleep), or the
-//! producer's update sees the bit (and unparks).
+//! producer's update sees the bit (and unparks). The producer whose update
+//! clears the bit is the one that unparks, so one sleep costs at most one
+//! unpark however many producers push meanwhile, and a producer that finds
+//! the bit clear (the consumer is busy, or still polling) makes no wake-up
+//! call at all.
 
 use super::IdleWait;
-use crate::base::sync::{Condvar, Mutex};
+use crate::base::backoff::Backoff;
+use crate::base::sync::{hint, AtomicU64, Condvar, Mutex, Ordering};
 
-/// A one-token semaphore over a mutex and a condition variable.
+/// A one-token semaphore over a mutex and a condition variable, counting
+/// its unparks.
 #[derive(Debug, Default)]
 pub(super) struct Parker {
     token: Mutex<bool>,
     cv: Condvar,
+    /// Calls to `unpark`: only producers that found the consumer asleep
+    /// (or about to be) make one, so this counts wake-ups.
+    unparks: AtomicU64,
 }
 
 impl Parker {
@@ -30,6 +41,7 @@ impl Parker {
         Parker {
             token: Mutex::new(false),
             cv: Condvar::new(),
+            unparks: AtomicU64::new(0),
         }
     }
 
@@ -43,50 +55,76 @@ impl Parker {
     }
 
     /// Leaves a token and wakes the parked consumer, if any.
+    #[cold]
     pub(super) fn unpark(&self) {
+        self.unparks.fetch_add(1, Ordering::Relaxed);
         *self.token.lock() = true;
         self.cv.notify_one();
     }
+
+    /// How many times [`unpark`](Self::unpark) was called.
+    pub(super) fn unparks(&self) -> u64 {
+        self.unparks.load(Ordering::Relaxed)
+    }
 }
 
-/// How many more empty polls a consumer makes before it parks.
+/// What is left of a consumer's polling before it sleeps, per its
+/// [`IdleWait`]. Each queue polls a word its producers update anyway (a
+/// count or a tail), never a lock, so a polling consumer does not slow the
+/// producers down beyond sharing that cache line.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct SpinBudget {
-    left: u32,
-    forever: bool,
+pub(super) enum Polls {
+    /// Sleep now.
+    None,
+    /// This many polls, one spin hint before each.
+    Count(u32),
+    /// The shared backoff's budget.
+    Backoff(Backoff),
+    /// Never sleep.
+    Forever,
 }
 
-impl SpinBudget {
+impl Polls {
     pub(super) fn new(idle: IdleWait) -> Self {
         match idle {
-            IdleWait::Park => SpinBudget {
-                left: 0,
-                forever: false,
-            },
-            IdleWait::SpinThenPark { spins } => SpinBudget {
-                left: spins,
-                forever: false,
-            },
-            IdleWait::Spin => SpinBudget {
-                left: 0,
-                forever: true,
-            },
+            IdleWait::Backoff => Polls::Backoff(Backoff::new()),
+            IdleWait::Park => Polls::None,
+            IdleWait::SpinThenPark { spins } => Polls::Count(spins),
+            IdleWait::Spin => Polls::Forever,
         }
     }
 
-    /// Spends one poll: spins once and returns `true`, or returns `false`
-    /// when the budget is gone and the caller should park.
+    /// Polls `ready` (after a wait per the budget, each time) until it
+    /// returns `true`, and then returns `true`; returns `false` when the
+    /// budget is spent first and the caller should sleep. With no budget
+    /// (`Park`) it returns `false` without calling `ready` at all.
     #[inline]
-    pub(super) fn spin(&mut self) -> bool {
-        if self.forever {
-            crate::base::sync::hint::spin_loop();
-            return true;
+    pub(super) fn until(&mut self, mut ready: impl FnMut() -> bool) -> bool {
+        while self.snooze() {
+            if ready() {
+                return true;
+            }
         }
-        if self.left == 0 {
-            return false;
+        false
+    }
+
+    /// Waits before the next poll and returns `true`, or returns `false`
+    /// when the budget is spent.
+    #[inline]
+    fn snooze(&mut self) -> bool {
+        match self {
+            Polls::None => false,
+            Polls::Count(0) => false,
+            Polls::Count(left) => {
+                *left -= 1;
+                hint::spin_loop();
+                true
+            }
+            Polls::Backoff(b) => b.snooze(),
+            Polls::Forever => {
+                hint::spin_loop();
+                true
+            }
         }
-        self.left -= 1;
-        crate::base::sync::hint::spin_loop();
-        true
     }
 }

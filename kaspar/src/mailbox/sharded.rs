@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 
 use crossbeam_utils::CachePadded;
 
-use super::park::{Parker, SpinBudget};
+use super::park::{Parker, Polls};
 use super::{Drained, IdleWait};
 use crate::base::sync::{AtomicUsize, Mutex, Ordering};
 use crate::error::SendError;
@@ -158,7 +158,7 @@ impl<T> ShardedBQueue<T> {
     /// queued), waiting per `idle` while empty and open.
     pub fn pop_batch(&self, out: &mut Vec<T>, max: usize, idle: IdleWait) -> Drained {
         let max = max.max(1);
-        let mut budget = SpinBudget::new(idle);
+        let mut polls = Polls::new(idle);
         loop {
             let n = self.try_pop_batch(out, max);
             if n > 0 {
@@ -180,7 +180,9 @@ impl<T> ShardedBQueue<T> {
                 crate::base::sync::hint::spin_loop();
                 continue;
             }
-            if budget.spin() {
+            // Poll the count, never a lane lock, until something is
+            // counted (or the queue closed), or the budget is spent.
+            if polls.until(|| self.state.load(Ordering::Relaxed) & !SLEEPING != 0) {
                 continue;
             }
             // Acquire pairs with the producers' AcqRel increments, so a
@@ -255,6 +257,17 @@ impl<T> ShardedBQueue<T> {
     /// Whether nothing is queued (a snapshot).
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Times a push (or `close`) found the consumer asleep and woke it.
+    pub fn wakeups(&self) -> u64 {
+        self.parker.unparks()
+    }
+
+    /// Whether the consumer is asleep, or about to be (`SLEEPING` is set).
+    #[cfg(test)]
+    pub(super) fn consumer_asleep(&self) -> bool {
+        self.state.load(Ordering::Acquire) & SLEEPING != 0
     }
 }
 

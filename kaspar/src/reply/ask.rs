@@ -11,9 +11,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use crate::base::backoff::Backoff;
 use crate::base::ids::ActorId;
 use crate::base::sync::thread::{self, Thread};
-use crate::base::sync::{thread_local, Arc, Mutex};
+use crate::base::sync::{thread_local, Arc, AtomicBool, Mutex, Ordering};
 use crate::error::AskError;
 use crate::guard::chain;
 use crate::guard::deadlock::{self, Registered, WaitKind, WaitOn};
@@ -22,6 +23,10 @@ use crate::guard::lock::ActorLock;
 /// The one-shot meeting point of an `ask` and its reply.
 pub(crate) struct Slot<R> {
     state: Mutex<SlotState<R>>,
+    /// Set (under the lock) when `value` is stored, cleared when the slot
+    /// is recycled: a waiter polls it without taking the lock the replier
+    /// needs.
+    ready: AtomicBool,
 }
 
 struct SlotState<R> {
@@ -40,6 +45,7 @@ impl<R> Slot<R> {
                 thread: None,
                 waker: None,
             }),
+            ready: AtomicBool::new(false),
         }
     }
 
@@ -50,6 +56,12 @@ impl<R> Slot<R> {
         let (thread, waker) = {
             let mut st = this.state.lock();
             st.value = Some(value);
+            // Under the lock, like every other access of the replier's, so
+            // that `recycle`'s reset (under the lock, after the replier let
+            // go) comes after it.
+            this.ready.store(true, Ordering::Release);
+            // `thread` is set only by a waiter that stopped polling: one
+            // that still polls finds `ready` and needs no unpark.
             (st.thread.take(), st.waker.take())
         };
         drop(this);
@@ -111,6 +123,7 @@ fn recycle<R: Send + 'static>(slot: Arc<Slot<R>>) {
         st.value = None;
         st.waker = None;
         st.thread = None;
+        slot.ready.store(false, Ordering::Relaxed);
     }
     let _ = with_cached::<R, _>(|list| {
         if list.len() < SLOT_CACHE {
@@ -154,10 +167,15 @@ impl<R: Send + 'static> Drop for Ask<R> {
         }
         // Answered: the replier drops its reference right after storing
         // the value (`Slot::complete`); wait out that short window.
+        // It is usually a few instructions away (a waiter that polled
+        // sees the reply before `complete` has let go): spin first.
+        let mut backoff = Backoff::new();
         let mut tries = 0;
         while Arc::strong_count(&slot) > 1 && tries < 10_000 {
-            tries += 1;
-            thread::yield_now();
+            if !backoff.snooze() {
+                tries += 1;
+                thread::yield_now();
+            }
         }
         if Arc::strong_count(&slot) == 1 {
             // The replier is gone for good: its reference was the only
@@ -218,12 +236,18 @@ impl<R: Send + 'static> Ask<R> {
 
     /// Blocks until the reply arrives.
     ///
+    /// Polls for a short, bounded while first (the same budget as an idle
+    /// actor's [`IdleWait::Backoff`](crate::IdleWait::Backoff)), so a reply
+    /// that comes within microseconds costs no sleep and no wake-up; then
+    /// sleeps until the reply wakes it.
+    ///
     /// Returns [`AskError::Deadlock`] instead of blocking when the thread
     /// that must handle the message is itself waiting, directly or through
     /// other threads, for something this thread holds (for example, this
     /// thread is inside a handler of `A`, and the target's thread waits in
     /// a `fast_send` to `A`).
     pub fn wait(mut self) -> Result<R, AskError> {
+        self.poll_until_ready(None);
         let mut registered = None;
         loop {
             if let Some(v) = self.take_or_register() {
@@ -238,6 +262,28 @@ impl<R: Send + 'static> Ask<R> {
                 // Not in the graph (no actor behind the handle, or nobody
                 // can be waiting for this thread): nothing to recheck.
                 _ => thread::park(),
+            }
+        }
+    }
+
+    /// Polls `ready` with backoff until it is set, the budget is spent or
+    /// `deadline` passes. Polling is not waiting in the deadlock
+    /// detector's sense: the wait registers (and may be refused) after
+    /// this, before it first sleeps.
+    fn poll_until_ready(&self, deadline: Option<Instant>) {
+        if let Some(t) = &self.target {
+            if t.lock.consumer() == chain::thread_token() {
+                // Only this thread runs the target's queue: no reply can
+                // come while it polls. Straight to the check, which
+                // refuses the wait at once.
+                return;
+            }
+        }
+        let slot = self.slot();
+        let mut backoff = Backoff::new();
+        while !slot.ready.load(Ordering::Acquire) {
+            if !backoff.snooze() || deadline.is_some_and(|d| Instant::now() >= d) {
+                return;
             }
         }
     }
@@ -289,12 +335,14 @@ impl<R: Send + 'static> Ask<R> {
         }
     }
 
-    /// Blocks at most `timeout`. On [`AskError::Timeout`] the handle stays
-    /// valid and can be waited on again.
+    /// Blocks at most `timeout`, polling first as [`wait`](Ask::wait)
+    /// does (never past the deadline). On [`AskError::Timeout`] the handle
+    /// stays valid and can be waited on again.
     /// Refuses to wait, like [`wait`](Ask::wait), when waiting would
     /// deadlock.
     pub fn wait_timeout(&mut self, timeout: Duration) -> Result<R, AskError> {
         let deadline = Instant::now() + timeout;
+        self.poll_until_ready(Some(deadline));
         let mut registered = None;
         loop {
             if let Some(v) = self.take_or_register() {

@@ -42,7 +42,8 @@ pub struct SystemConfig {
     pub policy: CyclePolicy,
     /// Mailbox for actors that do not choose one.
     pub mailbox: MailboxKind,
-    /// How idle actor threads wait.
+    /// How idle actor threads wait (default [`IdleWait::Backoff`]: poll
+    /// briefly, then sleep).
     pub idle: IdleWait,
     /// Most messages a run loop handles per lock acquisition.
     pub max_batch: usize,
@@ -55,7 +56,7 @@ impl Default for SystemConfig {
         SystemConfig {
             policy: CyclePolicy::Conservative,
             mailbox: MailboxKind::DEFAULT,
-            idle: IdleWait::Park,
+            idle: IdleWait::DEFAULT,
             max_batch: 256,
             clock: Clock::System,
         }

@@ -1,0 +1,121 @@
+//! What every mailbox kind promises about waking its consumer: a wake-up
+//! only for a consumer that is asleep, exactly one per sleep, and none at
+//! all for one that never sleeps.
+
+use std::sync::Arc;
+use std::thread;
+
+use super::{Drained, IdleWait, Mailbox, MailboxKind, WhenFull};
+
+const KINDS: [MailboxKind; 4] = [
+    MailboxKind::BQueue { capacity: 4 },
+    MailboxKind::BQueueBatched { capacity: 4 },
+    MailboxKind::Sharded {
+        lanes: 2,
+        capacity: 4,
+    },
+    MailboxKind::LockFree {
+        capacity: 4,
+        when_full: WhenFull::Reject,
+    },
+];
+
+/// A consumer thread draining `q` with `idle` until it closes; returns
+/// what it took.
+fn consumer(q: &Arc<Mailbox<u32>>, idle: IdleWait) -> thread::JoinHandle<Vec<u32>> {
+    let q = Arc::clone(q);
+    thread::spawn(move || {
+        let mut out = Vec::new();
+        while let Drained::Got(_) = q.pop_batch(&mut out, 8, idle) {}
+        out
+    })
+}
+
+fn until_asleep(q: &Mailbox<u32>) {
+    while !q.consumer_asleep() {
+        thread::yield_now();
+    }
+}
+
+#[test]
+fn a_spinning_consumer_takes_every_message_without_a_wakeup() {
+    let n = if cfg!(miri) { 5 } else { 300 };
+    for kind in KINDS {
+        let q = Arc::new(Mailbox::new(kind));
+        let taker = consumer(&q, IdleWait::Spin);
+        for i in 0..n {
+            // One at a time, so the consumer finds the queue empty between
+            // messages and waits for each.
+            while q.push(i).is_err() {
+                thread::yield_now();
+            }
+            while !q.is_empty() {
+                thread::yield_now();
+            }
+        }
+        q.close();
+        assert_eq!(
+            taker.join().unwrap(),
+            (0..n).collect::<Vec<_>>(),
+            "{kind:?}"
+        );
+        assert_eq!(q.wakeups(), 0, "{kind:?}: a consumer that never sleeps");
+    }
+}
+
+#[test]
+fn a_parked_consumer_costs_exactly_one_wakeup_per_sleep() {
+    let n = if cfg!(miri) { 3 } else { 200 };
+    for kind in KINDS {
+        let q = Arc::new(Mailbox::new(kind));
+        let taker = consumer(&q, IdleWait::Park);
+        for i in 0..n {
+            // The consumer sleeps again only after taking the last
+            // message: each round is one sleep and one push that ends it.
+            until_asleep(&q);
+            q.push(i).unwrap();
+        }
+        until_asleep(&q);
+        assert_eq!(q.wakeups(), u64::from(n), "{kind:?}: one per push");
+        q.close();
+        assert_eq!(
+            taker.join().unwrap(),
+            (0..n).collect::<Vec<_>>(),
+            "{kind:?}"
+        );
+        assert_eq!(q.wakeups(), u64::from(n) + 1, "{kind:?}: and one for close");
+    }
+}
+
+#[test]
+fn the_default_consumer_falls_asleep_once_its_polling_budget_is_spent() {
+    assert_eq!(IdleWait::default(), IdleWait::Backoff);
+    let n = if cfg!(miri) { 2 } else { 20 };
+    for kind in KINDS {
+        let q = Arc::new(Mailbox::new(kind));
+        let taker = consumer(&q, IdleWait::default());
+        for i in 0..n {
+            // Returns only because the budget is bounded.
+            until_asleep(&q);
+            q.push(i).unwrap();
+        }
+        until_asleep(&q);
+        assert_eq!(q.wakeups(), u64::from(n), "{kind:?}");
+        q.close();
+        assert_eq!(
+            taker.join().unwrap(),
+            (0..n).collect::<Vec<_>>(),
+            "{kind:?}"
+        );
+    }
+}
+
+#[test]
+fn closing_a_mailbox_whose_consumer_is_awake_wakes_nobody() {
+    for kind in KINDS {
+        let q = Mailbox::new(kind);
+        q.close();
+        assert!(q.push(1u32).is_err());
+        assert_eq!(q.wakeups(), 0, "{kind:?}: nobody was asleep");
+    }
+}

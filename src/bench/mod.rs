@@ -10,7 +10,9 @@
 //! * [`svg`]: the one SVG chart writer; [`cdf`]: latency CDFs drawn
 //!   with it;
 //! * [`table5`], [`dispatch`] (Table 6), [`mailboxes`] (Table 7 and the
-//!   batching ping-pong), [`pool`]: the tables.
+//!   batching ping-pong), [`pool`]: the tables;
+//! * [`saturation`]: one actor under 1–8 producers at full rate, through
+//!   each mailbox kind and through `fast_send` (the paper's future work).
 
 pub mod cdf;
 pub mod dispatch;
@@ -18,6 +20,7 @@ mod json_lines;
 mod machine;
 pub mod mailboxes;
 pub mod pool;
+pub mod saturation;
 mod stats;
 pub mod svg;
 pub mod table5;

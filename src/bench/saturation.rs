@@ -5,7 +5,7 @@
 //! Two families of cases, each at every producer count:
 //!
 //! * **send**, per mailbox kind: every producer `send`s its share of the
-//!   messages to one [`Sink`] as fast as it can; the sink's own thread
+//!   messages to one `Sink` actor as fast as it can; the sink's own thread
 //!   handles them. `bqueue`, `bqueue_batched` and `sharded` are unbounded
 //!   (a ring that spills), so a send never waits for room. `lockfree_wait`
 //!   is a bounded ring whose full push blocks the sender
@@ -191,8 +191,8 @@ pub struct Saturation {
     pub quick: bool,
     /// The sizes it ran with.
     pub sizes: Sizes,
-    /// Every case at every producer count, in [`CASES`] × [`PRODUCERS`]
-    /// order.
+    /// Every case at every producer count: the cases in report order,
+    /// each at the counts of [`PRODUCERS`].
     pub rows: Vec<Row>,
 }
 

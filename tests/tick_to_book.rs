@@ -2,7 +2,12 @@
 //! the book the pipeline builds equals the generator's, every datagram and
 //! message is accounted for, no datagram, however malformed, panics the
 //! decoder, and the group replayed in a `Simulation` from the recorded
-//! arrivals produces exactly what the live group produced.
+//! arrivals produces exactly what the live group produced. The report's
+//! structure (six streams, the floor estimates, the release) is checked in
+//! `tick_to_book/streams.rs`.
+
+#[path = "tick_to_book/streams.rs"]
+mod streams;
 
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

@@ -3,6 +3,7 @@
 //! the generator's reference ([`check_book`]). Each pushes its report
 //! lines and returns whether it held.
 
+use kaspar_suite::tick_to_book::analysis::{streams, tally, tally_records};
 use kaspar_suite::tick_to_book::generator::{Generator, SendReport};
 use kaspar_suite::tick_to_book::pipeline::GroupResults;
 
@@ -35,6 +36,7 @@ pub fn check_balances(
     lines: &mut Vec<String>,
 ) -> bool {
     lines.push(feed_line(gen, sent, end));
+    lines.push(streams_line(end));
     let checks = balances(gen, sent, end, lost);
     for (what, ok) in &checks {
         if !ok {
@@ -74,6 +76,17 @@ fn feed_line(gen: &Generator, sent: &SendReport, end: &Ended) -> String {
     )
 }
 
+/// The messages published on each of the six streams.
+fn streams_line(end: &Ended) -> String {
+    let (counts, _) = tally_records(&end.group.records);
+    let parts: Vec<String> = streams()
+        .iter()
+        .zip(&counts)
+        .map(|(id, n)| format!("{} {n}", id.name()))
+        .collect();
+    format!("streams: {}", parts.join(", "))
+}
+
 /// Every datagram, packet and message accounted for: (what, whether it
 /// holds).
 fn balances(
@@ -81,10 +94,12 @@ fn balances(
     sent: &SendReport,
     end: &Ended,
     lost: &[u32],
-) -> [(&'static str, bool); 8] {
+) -> [(&'static str, bool); 9] {
     let (g, readers) = (&end.group, &end.readers);
     let n = sent.packets;
     let lost_messages: u64 = lost.iter().map(|&s| gen.log().messages_in(s) as u64).sum();
+    let delivered = tally(gen.log().message_streams(|seq| was_lost(g, seq)));
+    let published = tally_records(&g.records);
     [
         (
             "datagrams: read = received by the group + refused at hand-off",
@@ -105,6 +120,10 @@ fn balances(
         (
             "messages: sent = published + in lost packets",
             gen.log().total_messages() == g.messages + lost_messages,
+        ),
+        (
+            "messages: on each of the six streams, sent less lost = published",
+            delivered == published && published.1 == 0,
         ),
         (
             "records: one per published message",

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use kaspar::prelude::*;
-use kaspar_suite::tick_to_book::generator::GenConfig;
+use kaspar_suite::tick_to_book::generator::{GenConfig, Release};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Config {
@@ -31,13 +31,36 @@ pub struct Options {
     pub configs: Vec<Config>,
     pub mailbox: (MailboxKind, &'static str),
     pub gen: GenConfig,
+    /// The release's baseline multiplier; 1 for none.
+    pub release: f64,
     pub capture: Option<PathBuf>,
     pub replay: bool,
 }
 
+impl Options {
+    /// The release of a configuration that runs `secs`: at 40% of the
+    /// run, for a tenth of it but at least 0.2 s. `None` if `--release 1`.
+    pub fn release_for(&self, secs: f64) -> Option<Release> {
+        (self.release > 1.0).then(|| Release {
+            at_s: 0.4 * secs,
+            secs: (0.1 * secs).max(0.2),
+            factor: self.release,
+        })
+    }
+
+    /// The generator's configuration for a run of `secs`: the options'
+    /// feed with its release scheduled.
+    pub fn gen_for(&self, secs: f64) -> GenConfig {
+        GenConfig {
+            release: self.release_for(secs),
+            ..self.gen.clone()
+        }
+    }
+}
+
 const USAGE: &str = "usage: tick_to_book [--secs N] [--config one-thread|two-stage|both] \
 [--mailbox bqueue|batched|sharded|lockfree] [--rate EVENTS_PER_S] [--burst BRANCHING_RATIO] \
-[--decay PER_S] [--seed N] [--capture PATH] [--replay on|off]";
+[--decay PER_S] [--release FACTOR] [--seed N] [--capture PATH] [--replay on|off]";
 
 pub fn parse_args() -> Result<Options, String> {
     let mut o = Options {
@@ -45,6 +68,7 @@ pub fn parse_args() -> Result<Options, String> {
         configs: vec![Config::OneThread, Config::TwoStage],
         mailbox: (MailboxKind::bqueue(4096), "BQueue"),
         gen: GenConfig::default(),
+        release: 6.0,
         capture: None,
         replay: true,
     };
@@ -71,6 +95,7 @@ pub fn parse_args() -> Result<Options, String> {
             "--rate" => o.gen.rate = num(&value)?.max(1.0),
             "--burst" => o.gen.branching = num(&value)?.min(0.99),
             "--decay" => o.gen.decay = num(&value)?.max(1.0),
+            "--release" => o.release = num(&value)?.max(1.0),
             "--seed" => o.gen.seed = value.parse().map_err(|_| format!("--seed: {value}"))?,
             "--capture" => o.capture = Some(PathBuf::from(value)),
             "--replay" => {

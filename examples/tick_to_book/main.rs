@@ -37,10 +37,9 @@ mod run;
 use std::process::ExitCode;
 
 use kaspar_suite::bench::{bench_dir, JsonLines, Machine};
-use kaspar_suite::tick_to_book::feed::Stream;
+use kaspar_suite::tick_to_book::analysis::ConfigReport;
 
 use crate::cli::parse_args;
-use crate::report::ConfigReport;
 use crate::run::run_config;
 
 fn main() -> ExitCode {
@@ -54,10 +53,17 @@ fn main() -> ExitCode {
     let machine = Machine::detect();
     let per_config = o.secs / o.configs.len() as f64;
     println!("## tick_to_book: socket-to-book latency over loopback UDP\n");
-    println!("{}  ", machine.header());
+    println!("{}  ", machine.header_pinned());
+    let release = match o.release_for(per_config) {
+        Some(r) => format!(
+            "a release raises the baseline {}x from {:.1} s for {:.1} s",
+            r.factor, r.at_s, r.secs
+        ),
+        None => "no release".into(),
+    };
     println!(
-        "feed: Hawkes rate {} events/s, branching {} , decay {}/s, seed {}; {:.1} s per configuration; \
-         absolute times on a shared machine are noise, read the ratios\n",
+        "feed: Hawkes rate {} events/s, branching {} , decay {}/s, seed {}; {release}; \
+         {:.1} s per configuration; absolute times on a shared machine are noise, read the ratios\n",
         o.gen.rate, o.gen.branching, o.gen.decay, o.gen.seed, per_config
     );
     let mut runs = Vec::new();
@@ -72,14 +78,7 @@ fn main() -> ExitCode {
     }
     let reports: Vec<ConfigReport> = runs
         .iter()
-        .map(|r| ConfigReport {
-            case: r.config.case(),
-            label: r.label.clone(),
-            streams: Stream::ALL
-                .iter()
-                .map(|&s| report::analyse(&r.records, s))
-                .collect(),
-        })
+        .map(|r| ConfigReport::new(r.config.case(), r.label.clone(), &r.records))
         .collect();
     for r in &runs {
         println!("**{}**  ", r.label);
@@ -102,11 +101,11 @@ fn main() -> ExitCode {
     let two = reports.iter().find(|r| r.case == "two_stage");
     if let (Some(one), Some(two)) = (one, two) {
         println!();
-        for (k, s) in Stream::ALL.iter().enumerate() {
-            let (a, b) = (one.streams[k].p50 as f64, two.streams[k].p50 as f64);
+        for (a, b) in one.streams.iter().zip(&two.streams) {
+            let name = a.id.map_or_else(String::new, |id| id.name());
+            let (a, b) = (a.p50 as f64, b.p50 as f64);
             println!(
-                "p50 one-thread / two-stage, {}: {:.2} µs / {:.2} µs = {:.2} (two-stage is {:.1}x the one-thread median)  ",
-                s.name(),
+                "p50 one-thread / two-stage, {name}: {:.2} µs / {:.2} µs = {:.2} (two-stage is {:.1}x the one-thread median)  ",
                 a / 1000.0,
                 b / 1000.0,
                 a / b,

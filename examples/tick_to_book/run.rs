@@ -106,7 +106,7 @@ impl Live {
         let order_out = system
             .spawn(OrderOut::new(sink.local_addr()?)?.with_log(Arc::clone(&orders)))
             .start();
-        let expect_records = (o.gen.rate * secs * 1.6) as usize + 1024;
+        let expect_records = (o.gen_for(secs).expected_events(secs) * 1.6) as usize + 1024;
         let mailbox = match config {
             Config::OneThread => MailboxKind::bqueue(4096),
             Config::TwoStage => o.mailbox.0,
@@ -241,7 +241,7 @@ fn send_feed(
         let sender = std::thread::Builder::new()
             .name("exchange".into())
             .spawn_scoped(s, || {
-                let mut gen = Generator::new(&o.gen);
+                let mut gen = Generator::new(&o.gen_for(secs));
                 let report = run_sender(&mut gen, &plan);
                 (gen, report)
             })

@@ -11,7 +11,9 @@
 //!   with it;
 //! * [`table5`], [`dispatch`] (Table 6), [`mailboxes`] (Table 7 and the
 //!   batching ping-pong), [`pool`]: the tables;
-//! * [`wait`]: ask latency and idle CPU by waiting strategy.
+//! * [`wait`]: ask latency and idle CPU by waiting strategy;
+//! * [`saturation`]: one actor under 1–8 producers at full rate, through
+//!   each mailbox kind and through `fast_send` (the paper's future work).
 
 pub mod cdf;
 pub mod dispatch;
@@ -19,6 +21,7 @@ mod json_lines;
 mod machine;
 pub mod mailboxes;
 pub mod pool;
+pub mod saturation;
 mod stats;
 pub mod svg;
 pub mod table5;

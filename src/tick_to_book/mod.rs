@@ -12,9 +12,12 @@
 //!   file;
 //! * [`pipeline`]: Figure 1 on kaspar: the socket readers, the
 //!   decode-and-book group [`MarketData`](pipeline::MarketData), order out;
+//! * [`analysis`]: a run's records summarised per stream as §10 reports
+//!   them (Tables 8–12, Figure 4);
 //! * [`replay`]: the group replayed in a `kaspar::Simulation` from a live
 //!   run's recorded arrivals, and the comparison with the live run.
 
+pub mod analysis;
 pub mod feed;
 pub mod generator;
 pub mod pipeline;

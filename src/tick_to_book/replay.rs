@@ -281,7 +281,7 @@ pub fn compare(live_orders: &[Order], live: &GroupResults, sim: &Replayed) -> Re
     if live.book != s.book {
         return Err("the books differ".into());
     }
-    let key = |r: &Record| (r.t0, r.stream, r.idx, r.qlen);
+    let key = |r: &Record| (r.t0, r.stream, r.security_id, r.seq, r.idx, r.span, r.qlen);
     if let Some(k) = (0..live.records.len().max(s.records.len()))
         .find(|&k| live.records.get(k).map(key) != s.records.get(k).map(key))
     {

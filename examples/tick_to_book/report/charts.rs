@@ -1,14 +1,13 @@
 //! The charts, through the suite's SVG writer (`kaspar_suite::bench::svg`):
-//! a latency CDF per configuration, and the median latency against
-//! in-packet position with the fitted lines.
+//! a latency CDF per configuration (six streams), and the book streams'
+//! median latency against in-packet position with the fitted lines.
 
 use std::path::{Path, PathBuf};
 
 use kaspar_suite::bench::cdf;
 use kaspar_suite::bench::svg::{Axis, Chart};
+use kaspar_suite::tick_to_book::analysis::ConfigReport;
 use kaspar_suite::tick_to_book::feed::Stream;
-
-use super::stats::ConfigReport;
 
 /// One curve of [`idx_chart`]: label, (idx, samples, median ns) points, and
 /// the fitted (floor, slope).
@@ -56,12 +55,16 @@ pub fn charts(dir: &Path, configs: &[ConfigReport]) -> std::io::Result<Vec<PathB
     let mut paths = Vec::new();
     for c in configs {
         let path = dir.join(format!("tick_to_book_cdf_{}.svg", c.case));
-        let series: Vec<(String, cdf::Points)> = Stream::ALL
+        let series: Vec<(String, cdf::Points)> = c
+            .streams
             .iter()
-            .zip(&c.streams)
-            .map(|(st, s)| {
+            .map(|s| {
                 (
-                    format!("{} (n={})", st.name(), s.n),
+                    format!(
+                        "{} (n={})",
+                        s.id.map_or_else(String::new, |id| id.name()),
+                        s.n
+                    ),
                     cdf::from_sorted(&s.sorted),
                 )
             })
@@ -80,17 +83,23 @@ pub fn charts(dir: &Path, configs: &[ConfigReport]) -> std::io::Result<Vec<PathB
     let series: Vec<IdxSeries<'_>> = configs
         .iter()
         .flat_map(|c| {
-            Stream::ALL.iter().zip(&c.streams).map(move |(st, s)| {
-                (
-                    format!("{} {}", c.case.replace('_', "-"), st.name()),
-                    &s.by_idx[..],
-                    (s.floor, s.slope),
-                )
-            })
+            c.streams
+                .iter()
+                .filter_map(|s| {
+                    s.id.filter(|id| id.stream == Stream::Book)
+                        .map(|id| (id, s))
+                })
+                .map(move |(id, s)| {
+                    (
+                        format!("{} {}", c.case.replace('_', "-"), id.name()),
+                        &s.by_idx[..],
+                        (s.floor, s.slope),
+                    )
+                })
         })
         .collect();
     let svg = idx_chart(
-        "Median latency vs position in packet (qlen = 0), with floor + slope × idx",
+        "Book streams: median latency vs position in packet (qlen = 0), with floor + slope × idx",
         &series,
     );
     std::fs::write(&path, svg)?;

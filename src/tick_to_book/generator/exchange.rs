@@ -13,7 +13,7 @@ use crate::tick_to_book::feed::{
     TradeEntry, DEPTH,
 };
 
-use super::hawkes::Hawkes;
+use super::hawkes::{Hawkes, Release};
 use super::packet_log::PacketLog;
 
 /// What the generator produces and how fast.
@@ -27,6 +27,22 @@ pub struct GenConfig {
     pub decay: f64,
     /// The seed of everything random.
     pub seed: u64,
+    /// A scheduled surge of the arrival rate, if any.
+    pub release: Option<Release>,
+}
+
+impl GenConfig {
+    /// The mean number of events in the first `secs` seconds: the
+    /// long-run rate, plus what the release adds (its extra baseline,
+    /// multiplied by the events each one triggers; the ones it triggers
+    /// after `secs` are counted too).
+    pub fn expected_events(&self, secs: f64) -> f64 {
+        let extra = self.release.map_or(0.0, |r| {
+            let inside = (secs.min(r.at_s + r.secs) - r.at_s).max(0.0);
+            (r.factor.max(1.0) - 1.0) * inside
+        });
+        self.rate * (secs + extra)
+    }
 }
 
 impl Default for GenConfig {
@@ -36,6 +52,7 @@ impl Default for GenConfig {
             branching: 0.85,
             decay: 8_000.0,
             seed: 0x6b61_7370,
+            release: None,
         }
     }
 }
@@ -48,9 +65,21 @@ pub const INSTRUMENTS: [(i32, i64, i64, u64); 3] = [
     (7921, 15_625_000, 7_000, 2),
 ];
 
+/// The report's names of [`INSTRUMENTS`], in the same order.
+pub const INSTRUMENT_NAMES: [&str; 3] = ["ES", "NQ", "ZN"];
+
 /// The security ids of [`INSTRUMENTS`].
 pub fn security_ids() -> Vec<i32> {
     INSTRUMENTS.iter().map(|i| i.0).collect()
+}
+
+/// The name of the instrument `security_id`, if it is one of
+/// [`INSTRUMENTS`].
+pub fn instrument_name(security_id: i32) -> Option<&'static str> {
+    INSTRUMENTS
+        .iter()
+        .position(|i| i.0 == security_id)
+        .map(|k| INSTRUMENT_NAMES[k])
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -83,6 +112,9 @@ impl Generator {
     pub fn new(cfg: &GenConfig) -> Self {
         let mut rng = XorShift::new(cfg.seed);
         let mut hawkes = Hawkes::new(cfg.rate, cfg.branching, cfg.decay);
+        if let Some(r) = cfg.release {
+            hawkes = hawkes.with_release(r);
+        }
         let first = hawkes.next_event(&mut rng);
         Generator {
             rng,
@@ -158,6 +190,8 @@ impl Generator {
                 break;
             }
             self.log.entries.extend_from_slice(entries);
+            // Every message holds one instrument's entries, at least one.
+            self.log.streams.push((entries[0].security_id(), m.stream));
             self.staged.pop_front();
             if self.staged.is_empty() {
                 self.staged_entries.clear();

@@ -29,8 +29,10 @@ mod sender;
 
 pub use self::{
     capture_file::{read_capture, CaptureWriter, CAPTURE_MAGIC},
-    exchange::{security_ids, GenConfig, Generator, INSTRUMENTS},
-    hawkes::Hawkes,
+    exchange::{
+        instrument_name, security_ids, GenConfig, Generator, INSTRUMENTS, INSTRUMENT_NAMES,
+    },
+    hawkes::{Hawkes, Release},
     packet_log::PacketLog,
     sender::{offline_packets, run_sender, FeedId, SendPlan, SendProgress, SendReport},
 };

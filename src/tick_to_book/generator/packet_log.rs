@@ -2,7 +2,7 @@
 //! sequence number. The reference book is rebuilt from these, never from
 //! the encoded bytes, and can leave out the packets a receiver lost.
 
-use crate::tick_to_book::feed::{Book, Entry, MAX_MESSAGES};
+use crate::tick_to_book::feed::{Book, Entry, Stream, MAX_MESSAGES};
 
 use super::exchange::security_ids;
 
@@ -15,6 +15,8 @@ pub struct PacketLog {
     pub(super) starts: Vec<usize>,
     /// `messages[k]`: messages in packet `k + 1`.
     pub(super) messages: Vec<u8>,
+    /// Every message's (security id, stream), in packet order.
+    pub(super) streams: Vec<(i32, Stream)>,
 }
 
 impl PacketLog {
@@ -34,6 +36,22 @@ impl PacketLog {
     /// Messages in all packets.
     pub fn total_messages(&self) -> u64 {
         self.messages.iter().map(|&n| n as u64).sum()
+    }
+
+    /// The (security id, stream) of every message in the packets `skip`
+    /// returns false for, in order: what a receiver that lost the others
+    /// publishes.
+    pub fn message_streams<'a>(
+        &'a self,
+        skip: impl Fn(u32) -> bool + 'a,
+    ) -> impl Iterator<Item = (i32, Stream)> + 'a {
+        let mut first = 0;
+        self.messages.iter().enumerate().flat_map(move |(k, &n)| {
+            let range = first..first + n as usize;
+            first = range.end;
+            let kept = if skip(k as u32 + 1) { 0..0 } else { range };
+            self.streams[kept].iter().copied()
+        })
     }
 
     /// How many packets carried `n` messages, for `n` in `0..=MAX_MESSAGES`.

@@ -17,8 +17,15 @@ pub struct Record {
     pub latency_ns: u64,
     /// Book or trade.
     pub stream: Stream,
+    /// The message's instrument: with `stream`, which of the report's
+    /// streams it belongs to.
+    pub security_id: i32,
+    /// Its packet's sequence number.
+    pub seq: u32,
     /// Position of the message in its packet (0 = first).
     pub idx: u8,
+    /// Messages in its packet (1: the message was alone).
+    pub span: u8,
     /// Datagrams waiting ahead of its datagram, or
     /// [`QLEN_NONE`](crate::tick_to_book::pipeline::QLEN_NONE).
     pub qlen: u32,
@@ -87,7 +94,10 @@ impl BookBuilder {
             t0: msg.t0,
             latency_ns: t1.saturating_sub(msg.t0),
             stream: msg.stream,
+            security_id: msg.security_id,
+            seq: msg.seq,
             idx: msg.idx,
+            span: msg.span,
             qlen: msg.qlen,
         });
         let (Some(signal), Some(inst)) = (&self.signal, self.book.instrument(msg.security_id))

@@ -23,8 +23,12 @@ pub struct Publish {
     pub security_id: i32,
     /// Its datagram's socket time.
     pub t0: u64,
+    /// Its packet's sequence number.
+    pub seq: u32,
     /// Its position in the packet.
     pub idx: u8,
+    /// Messages in its packet.
+    pub span: u8,
     /// Its datagram's queue length.
     pub qlen: u32,
 }
@@ -59,6 +63,7 @@ impl Decoder {
         };
         self.packets += 1;
         let book = self.book.as_ref().expect("wired");
+        let span = packet.message_count().min(u8::MAX as usize) as u8;
         for (idx, m) in packet.messages().enumerate() {
             let mut security_id = 0;
             for e in m.entries() {
@@ -69,7 +74,9 @@ impl Decoder {
                 stream: m.stream,
                 security_id,
                 t0: msg.t0,
+                seq: packet.seq,
                 idx: idx.min(u8::MAX as usize) as u8,
+                span,
                 qlen: msg.qlen,
             });
             self.messages += 1;

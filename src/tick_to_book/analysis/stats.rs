@@ -1,20 +1,27 @@
-//! The analysis: one stream's records summarised as [`StreamStats`]
-//! (percentiles from an HDR histogram, the floor + slope × idx fit over the
-//! per-idx medians at qlen = 0, the direct floor, medians by qlen), and
-//! [`ConfigReport`], one configuration's streams, ready to report.
+//! One stream's records summarised as [`StreamStats`] (percentiles from an
+//! HDR histogram, the floor + slope × idx fit over the per-idx medians at
+//! qlen = 0, the direct floor, the floor under peak load, medians by
+//! qlen), and [`ConfigReport`], one configuration's six streams, ready to
+//! report.
 
 use hdrhistogram::Histogram;
-use kaspar_suite::tick_to_book::feed::Stream;
-use kaspar_suite::tick_to_book::pipeline::{Record, QLEN_NONE};
+
+use super::{peak_floor, streams, PeakFloor, StreamId, PEAK_WINDOW_NS};
+use crate::tick_to_book::feed::Stream;
+use crate::tick_to_book::pipeline::{Record, QLEN_NONE};
 
 /// Fewest samples an idx or qlen bucket needs to count.
-pub(super) const MIN_BUCKET: usize = 20;
+pub const MIN_BUCKET: usize = 20;
 /// Queue lengths shown one by one; longer ones are pooled.
-pub(super) const QLEN_ROWS: u32 = 8;
+pub const QLEN_ROWS: u32 = 8;
 
-/// One stream of one configuration, summarised.
+/// One stream of one configuration, summarised. Table 11's three floor
+/// estimates are [`floor`](Self::floor) (fitted), [`floor_direct`](Self::floor_direct)
+/// and [`peak`](Self::peak).
 #[derive(Clone, Debug, Default)]
 pub struct StreamStats {
+    /// Which stream.
+    pub id: Option<StreamId>,
     /// Messages measured.
     pub n: u64,
     /// Percentiles, ns.
@@ -33,6 +40,10 @@ pub struct StreamStats {
     pub slope: f64,
     /// Median at qlen = 0 and idx = 0, and its sample size.
     pub floor_direct: (f64, usize),
+    /// The floor under peak load: single-message packets in the
+    /// instrument's busiest window (book streams only; `None` for trade
+    /// streams and for a stream with no messages).
+    pub peak: Option<PeakFloor>,
     /// Messages whose datagram found the queue empty (two-stage only).
     pub empty_queue: Option<f64>,
     /// (idx, samples, median ns) at qlen = 0, buckets with enough samples.
@@ -46,7 +57,9 @@ pub struct StreamStats {
     pub sorted: Vec<u64>,
 }
 
-fn median(v: &mut [u64]) -> f64 {
+/// The median of `v` (for an even count, the upper of the middle two);
+/// reorders `v`. NaN for none.
+pub(super) fn median(v: &mut [u64]) -> f64 {
     if v.is_empty() {
         return f64::NAN;
     }
@@ -74,15 +87,16 @@ pub fn fit(points: &[(f64, f64)]) -> (f64, f64) {
     (my - b * mx, b)
 }
 
-/// Summarises `stream`'s records.
-pub fn analyse(records: &[Record], stream: Stream) -> StreamStats {
+/// Summarises `stream`'s records (of a run's `records`, every stream's:
+/// the peak window is found from all of the instrument's packets).
+pub fn analyse(records: &[Record], stream: StreamId) -> StreamStats {
     let mut hist = Histogram::<u64>::new_with_bounds(1, 600_000_000_000, 3).expect("bounds");
     let mut sorted = Vec::new();
     let mut at_idx: Vec<Vec<u64>> = Vec::new();
     let mut at_qlen: Vec<Vec<u64>> = vec![Vec::new(); QLEN_ROWS as usize + 1];
     let mut at_qlen0: Vec<Vec<u64>> = vec![Vec::new(); QLEN_ROWS as usize + 1];
     let (mut queued, mut empty, mut not_alone) = (0u64, 0u64, 0u64);
-    for r in records.iter().filter(|r| r.stream == stream) {
+    for r in records.iter().filter(|r| stream.holds(r)) {
         hist.saturating_record(r.latency_ns.max(1));
         sorted.push(r.latency_ns);
         if r.idx > 0 {
@@ -109,6 +123,7 @@ pub fn analyse(records: &[Record], stream: Stream) -> StreamStats {
     sorted.sort_unstable();
     let n = sorted.len() as u64;
     let mut s = StreamStats {
+        id: Some(stream),
         n,
         sorted,
         ..StreamStats::default()
@@ -118,6 +133,9 @@ pub fn analyse(records: &[Record], stream: Stream) -> StreamStats {
         s.slope = f64::NAN;
         s.floor_direct = (f64::NAN, 0);
         return s;
+    }
+    if stream.stream == Stream::Book {
+        s.peak = peak_floor(records, stream.security_id, PEAK_WINDOW_NS);
     }
     s.p50 = hist.value_at_quantile(0.5);
     s.p90 = hist.value_at_quantile(0.9);
@@ -155,6 +173,28 @@ pub struct ConfigReport {
     pub case: &'static str,
     /// `one-thread` or `two-stage (BQueue)`.
     pub label: String,
-    /// Per stream, in [`Stream::ALL`] order.
+    /// The earliest `t0` of the run (ns), from which report times count.
+    pub start_ns: u64,
+    /// Per stream, in [`streams`] order.
     pub streams: Vec<StreamStats>,
+}
+
+impl ConfigReport {
+    /// Analyses every stream of one configuration's `records`.
+    pub fn new(case: &'static str, label: String, records: &[Record]) -> Self {
+        ConfigReport {
+            case,
+            label,
+            start_ns: records.iter().map(|r| r.t0).min().unwrap_or(0),
+            streams: streams()
+                .into_iter()
+                .map(|id| analyse(records, id))
+                .collect(),
+        }
+    }
+
+    /// The stream `id`'s summary.
+    pub fn stream(&self, id: StreamId) -> Option<&StreamStats> {
+        self.streams.iter().find(|s| s.id == Some(id))
+    }
 }

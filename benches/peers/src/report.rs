@@ -124,6 +124,7 @@ impl JsonLines {
     pub fn write(&self) -> PathBuf {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/kaspar-bench");
         std::fs::create_dir_all(&dir).expect("create target/kaspar-bench");
+        let dir = dir.canonicalize().unwrap_or(dir);
         let path = dir.join(format!("{}.jsonl", self.table));
         std::fs::write(&path, &self.lines).expect("write the JSON lines");
         path

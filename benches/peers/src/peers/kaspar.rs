@@ -187,10 +187,7 @@ pub fn ping_pong(v: Variant, n: u64) -> f64 {
                 .start();
             (court.ping, court.pong)
         }
-        _ => (
-            spawn(&system, Pinger::new(), v),
-            spawn(&system, Ponger, v),
-        ),
+        _ => (spawn(&system, Pinger::new(), v), spawn(&system, Ponger, v)),
     };
     let (done, finished) = mpsc::channel();
     let rounds = if v == Variant::FastSend { 1 } else { n };

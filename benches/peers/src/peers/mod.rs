@@ -42,14 +42,17 @@ struct Sizes {
     ping_pongs: u64,
 }
 
+/// A workload that returns operations per second for `n` operations.
+type Rate = fn(u64) -> f64;
+
 /// One way of running the workloads. `None`: the path does not exist, or
 /// would measure the same thing as another row.
 struct Row {
     framework: &'static str,
     variant: &'static str,
     ask: Option<fn(u64) -> Histogram<u64>>,
-    tell: Option<fn(u64) -> f64>,
-    ping_pong: Option<fn(u64) -> f64>,
+    tell: Option<Rate>,
+    ping_pong: Option<Rate>,
 }
 
 impl Row {
@@ -149,7 +152,11 @@ fn rows() -> Vec<Row> {
 
 /// A row's time per operation against crossbeam's, in the same run.
 fn vs(ratio: Option<f64>) -> String {
-    ratio.map_or_else(|| "–".into(), |r| format!("{r:.2}x"))
+    match ratio {
+        None => "–".into(),
+        Some(r) if r < 0.1 => format!("{r:.3}x"),
+        Some(r) => format!("{r:.2}x"),
+    }
 }
 
 fn ask_table(rows: &[Row], n: u64, json: &mut JsonLines) {
@@ -162,7 +169,14 @@ fn ask_table(rows: &[Row], n: u64, json: &mut JsonLines) {
         let case = row.case("ask");
         match runs(RUNS, || f(n)) {
             Ok(hists) => {
-                let q = |q: f64| Spread::of(hists.iter().map(|h| h.value_at_quantile(q) as f64).collect());
+                let q = |q: f64| {
+                    Spread::of(
+                        hists
+                            .iter()
+                            .map(|h| h.value_at_quantile(q) as f64)
+                            .collect(),
+                    )
+                };
                 let mean = Spread::of(hists.iter().map(|h| h.mean()).collect());
                 let (p50, p99) = (q(0.5), q(0.99));
                 if row.framework == "crossbeam" {
@@ -192,7 +206,14 @@ fn ask_table(rows: &[Row], n: u64, json: &mut JsonLines) {
 
 /// A rate table (`tell`, `ping_pong`): median, spread, and time per
 /// operation against the first row (crossbeam).
-fn rate_table(rows: &[Row], test: &str, metric: &str, pick: fn(&Row) -> Option<fn(u64) -> f64>, n: u64, json: &mut JsonLines) {
+fn rate_table(
+    rows: &[Row],
+    test: &str,
+    metric: &str,
+    pick: fn(&Row) -> Option<Rate>,
+    n: u64,
+    json: &mut JsonLines,
+) {
     println!("| case | {metric} | spread | ns per op | time vs crossbeam |");
     println!("|---|---:|---:|---:|---:|");
     let mut floor = None;
@@ -247,12 +268,36 @@ pub fn run(quick: bool) {
     );
 
     ask_table(&rows, sizes.asks, &mut json);
-    println!("\n## tell: fire-and-forget to one actor ({} messages, then one reply)\n", sizes.tells);
-    rate_table(&rows, "tell", "msgs_per_s", |r| r.tell, sizes.tells, &mut json);
-    println!("\n## ping_pong: two actors, one ball ({} round trips)\n", sizes.ping_pongs);
-    rate_table(&rows, "ping_pong", "rt_per_s", |r| r.ping_pong, sizes.ping_pongs, &mut json);
+    println!(
+        "\n## tell: fire-and-forget to one actor ({} messages, then one reply)\n",
+        sizes.tells
+    );
+    rate_table(
+        &rows,
+        "tell",
+        "msgs_per_s",
+        |r| r.tell,
+        sizes.tells,
+        &mut json,
+    );
+    println!(
+        "\n## ping_pong: two actors, one ball ({} round trips)\n",
+        sizes.ping_pongs
+    );
+    rate_table(
+        &rows,
+        "ping_pong",
+        "rt_per_s",
+        |r| r.ping_pong,
+        sizes.ping_pongs,
+        &mut json,
+    );
 
-    let pct = idle::cpu_pct(IDLE_ACTORS, Duration::from_millis(200), Duration::from_secs(1));
+    let pct = idle::cpu_pct(
+        IDLE_ACTORS,
+        Duration::from_millis(200),
+        Duration::from_secs(1),
+    );
     println!(
         "\n## Idle CPU\n\n{IDLE_ACTORS} idle kaspar actors (default spawn), 200 ms to \
          settle, then 1 s of wall time: **{pct:.2} %** of one core (process user + system \

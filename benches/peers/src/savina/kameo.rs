@@ -1,4 +1,4 @@
-//! Savina on kameo: `#[derive(Actor)]`, `impl Message<M>`, `tell(..).await`,
+//! Savina (all but chameneos, in `chameneos/`) on kameo: `#[derive(Actor)]`, `impl Message<M>`, `tell(..).await`,
 //! unbounded mailboxes (Savina's actors have unbounded mailboxes; kameo's
 //! default is bounded to 64), on a multi-thread tokio runtime. A message
 //! that Savina answers to its sender carries the sender's `ActorRef`.
@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use kameo::prelude::*;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
-use super::{on_tokio, perform_computation, verify, Color, Params, THETA};
+use super::{on_tokio, perform_computation, verify, Params, THETA};
 
-fn spawn<A: Actor<Args = A>>(actor: A) -> ActorRef<A> {
+pub(super) fn spawn<A: Actor<Args = A>>(actor: A) -> ActorRef<A> {
     A::spawn_with_mailbox(actor, mailbox::unbounded())
 }
 
@@ -68,7 +68,11 @@ pub fn ping_pong(p: &Params) -> Duration {
         let (done, mut finished) = unbounded_channel();
         let t = Instant::now();
         let pong = spawn(Ponger { pings: 0 });
-        let ping = spawn(Pinger { left: 0, pong, done: None });
+        let ping = spawn(Pinger {
+            left: 0,
+            pong,
+            done: None,
+        });
         ping.tell(Serve(p.pings, done)).await.unwrap();
         let pongs = finished.recv().await.unwrap();
         let elapsed = t.elapsed();
@@ -116,7 +120,10 @@ impl Message<Produce> for Producer {
             self.counter.tell(Increment).await.unwrap();
         }
         self.done = Some(msg.1);
-        self.counter.tell(Retrieve(ctx.actor_ref().clone())).await.unwrap();
+        self.counter
+            .tell(Retrieve(ctx.actor_ref().clone()))
+            .await
+            .unwrap();
     }
 }
 
@@ -133,7 +140,10 @@ pub fn counting(p: &Params) -> Duration {
         let (done, mut finished) = unbounded_channel();
         let t = Instant::now();
         let counter = spawn(Counter { count: 0 });
-        let producer = spawn(Producer { counter, done: None });
+        let producer = spawn(Producer {
+            counter,
+            done: None,
+        });
         producer.tell(Produce(p.counts, done)).await.unwrap();
         let total = finished.recv().await.unwrap();
         let elapsed = t.elapsed();
@@ -166,7 +176,13 @@ impl Message<Token> for RingNode {
     async fn handle(&mut self, msg: Token, _ctx: &mut Context<Self, ()>) {
         match msg.0 {
             0 => self.done.send(self.id).unwrap(),
-            left => self.next.as_ref().unwrap().tell(Token(left - 1)).await.unwrap(),
+            left => self
+                .next
+                .as_ref()
+                .unwrap()
+                .tell(Token(left - 1))
+                .await
+                .unwrap(),
         }
     }
 }
@@ -177,10 +193,18 @@ pub fn thread_ring(p: &Params) -> Duration {
         let (done, mut finished) = unbounded_channel();
         let t = Instant::now();
         let ring: Vec<_> = (0..p.ring_actors)
-            .map(|id| spawn(RingNode { id, next: None, done: done.clone() }))
+            .map(|id| {
+                spawn(RingNode {
+                    id,
+                    next: None,
+                    done: done.clone(),
+                })
+            })
             .collect();
         for (i, node) in ring.iter().enumerate() {
-            node.tell(Link(ring[(i + 1) % ring.len()].clone())).await.unwrap();
+            node.tell(Link(ring[(i + 1) % ring.len()].clone()))
+                .await
+                .unwrap();
         }
         ring[0].tell(Token(p.ring_hops)).await.unwrap();
         let last = finished.recv().await.unwrap();
@@ -218,7 +242,13 @@ pub fn fork_join(p: &Params) -> Duration {
         let (done, mut finished) = unbounded_channel();
         let t = Instant::now();
         let workers: Vec<_> = (0..p.fj_workers)
-            .map(|_| spawn(Worker { seen: 0, expected: p.fj_msgs, done: done.clone() }))
+            .map(|_| {
+                spawn(Worker {
+                    seen: 0,
+                    expected: p.fj_msgs,
+                    done: done.clone(),
+                })
+            })
             .collect();
         for _ in 0..p.fj_msgs {
             for w in &workers {
@@ -231,129 +261,6 @@ pub fn fork_join(p: &Params) -> Duration {
         }
         let elapsed = t.elapsed();
         verify::fork_join(&p, &seen);
-        elapsed
-    })
-}
-
-// ---- chameneos ----
-
-pub struct Meet {
-    color: Color,
-    from: ActorRef<Chameneo>,
-}
-pub struct Change(Color);
-pub struct Exit;
-pub struct Faded(u64);
-pub struct Enter(ActorRef<Mall>);
-
-#[derive(Actor)]
-pub struct Mall {
-    left: u64,
-    waiting: Option<ActorRef<Chameneo>>,
-    creatures: usize,
-    faded: usize,
-    sum: u64,
-    done: UnboundedSender<u64>,
-}
-
-impl Message<Meet> for Mall {
-    type Reply = ();
-    async fn handle(&mut self, msg: Meet, _ctx: &mut Context<Self, ()>) {
-        if self.left == 0 {
-            msg.from.tell(Exit).await.unwrap();
-        } else if let Some(first) = self.waiting.take() {
-            self.left -= 1;
-            first.tell(msg).await.unwrap();
-        } else {
-            self.waiting = Some(msg.from);
-        }
-    }
-}
-
-impl Message<Faded> for Mall {
-    type Reply = ();
-    async fn handle(&mut self, msg: Faded, _ctx: &mut Context<Self, ()>) {
-        self.faded += 1;
-        self.sum += msg.0;
-        if self.faded == self.creatures {
-            self.done.send(self.sum).unwrap();
-        }
-    }
-}
-
-#[derive(Actor)]
-pub struct Chameneo {
-    color: Color,
-    meetings: u64,
-    mall: Option<ActorRef<Mall>>,
-}
-
-impl Chameneo {
-    async fn go_to_mall(&self, me: &ActorRef<Self>) {
-        let meet = Meet { color: self.color, from: me.clone() };
-        self.mall.as_ref().unwrap().tell(meet).await.unwrap();
-    }
-}
-
-impl Message<Enter> for Chameneo {
-    type Reply = ();
-    async fn handle(&mut self, msg: Enter, ctx: &mut Context<Self, ()>) {
-        self.mall = Some(msg.0);
-        self.go_to_mall(ctx.actor_ref()).await;
-    }
-}
-
-impl Message<Meet> for Chameneo {
-    type Reply = ();
-    async fn handle(&mut self, msg: Meet, ctx: &mut Context<Self, ()>) {
-        self.color = self.color.complement(msg.color);
-        self.meetings += 1;
-        msg.from.tell(Change(self.color)).await.unwrap();
-        self.go_to_mall(ctx.actor_ref()).await;
-    }
-}
-
-impl Message<Change> for Chameneo {
-    type Reply = ();
-    async fn handle(&mut self, msg: Change, ctx: &mut Context<Self, ()>) {
-        self.color = msg.0;
-        self.meetings += 1;
-        self.go_to_mall(ctx.actor_ref()).await;
-    }
-}
-
-impl Message<Exit> for Chameneo {
-    type Reply = ();
-    async fn handle(&mut self, _msg: Exit, _ctx: &mut Context<Self, ()>) {
-        self.color = Color::Faded;
-        let mall = self.mall.take().unwrap();
-        mall.tell(Faded(self.meetings)).await.unwrap();
-    }
-}
-
-pub fn chameneos(p: &Params) -> Duration {
-    let p = *p;
-    on_tokio(async move {
-        let (done, mut finished) = unbounded_channel();
-        let t = Instant::now();
-        let mall = spawn(Mall {
-            left: p.meetings,
-            waiting: None,
-            creatures: p.chameneos,
-            faded: 0,
-            sum: 0,
-            done,
-        });
-        // Held until the end: an actor whose every `ActorRef` is gone stops.
-        let creatures: Vec<_> = (0..p.chameneos)
-            .map(|i| spawn(Chameneo { color: Color::initial(i), meetings: 0, mall: None }))
-            .collect();
-        for c in &creatures {
-            c.tell(Enter(mall.clone())).await.unwrap();
-        }
-        let sum = finished.recv().await.unwrap();
-        let elapsed = t.elapsed();
-        verify::chameneos(&p, sum);
         elapsed
     })
 }

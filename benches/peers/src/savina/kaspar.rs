@@ -1,4 +1,4 @@
-//! Savina on kaspar: the actors, and each benchmark's driver over a
+//! Savina (all but chameneos, in `chameneos/`) on kaspar: the actors, and each benchmark's driver over a
 //! `make` step that spawns them. Here every actor gets its own thread
 //! (default spawn); `kaspar_group` spawns the same actors as one group.
 //! Sends are `send`; a request whose answer comes back as a message is
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
 
-use super::{perform_computation, verify, Color, Params, THETA};
+use super::{perform_computation, verify, Params, THETA};
 
 // ---- ping_pong ----
 
@@ -64,12 +64,20 @@ impl Pinger {
     }
 }
 
-pub fn ping_pong_with(p: &Params, make: impl FnOnce(&System) -> (Addr<Pinger>, Addr<Ponger>)) -> Duration {
+pub fn ping_pong_with(
+    p: &Params,
+    make: impl FnOnce(&System) -> (Addr<Pinger>, Addr<Ponger>),
+) -> Duration {
     let system = System::new();
     let (done, finished) = mpsc::channel();
     let t = Instant::now();
     let (ping, pong) = make(&system);
-    ping.send(Serve { pong, pings: p.pings, done }).unwrap();
+    ping.send(Serve {
+        pong,
+        pings: p.pings,
+        done,
+    })
+    .unwrap();
     let pongs = finished.recv().unwrap();
     let elapsed = t.elapsed();
     verify::ping_pong(p, pongs);
@@ -78,7 +86,12 @@ pub fn ping_pong_with(p: &Params, make: impl FnOnce(&System) -> (Addr<Pinger>, A
 }
 
 pub fn ping_pong(p: &Params) -> Duration {
-    ping_pong_with(p, |s| (s.spawn(Pinger::default()).start(), s.spawn(Ponger { pings: 0 }).start()))
+    ping_pong_with(p, |s| {
+        (
+            s.spawn(Pinger::default()).start(),
+            s.spawn(Ponger { pings: 0 }).start(),
+        )
+    })
 }
 
 // ---- counting ----
@@ -133,12 +146,21 @@ impl Producer {
     }
 }
 
-pub fn counting_with(p: &Params, make: impl FnOnce(&System) -> (Addr<Producer>, Addr<Counter>)) -> Duration {
+pub fn counting_with(
+    p: &Params,
+    make: impl FnOnce(&System) -> (Addr<Producer>, Addr<Counter>),
+) -> Duration {
     let system = System::new();
     let (done, finished) = mpsc::channel();
     let t = Instant::now();
     let (producer, counter) = make(&system);
-    producer.send(Produce { counter, n: p.counts, done }).unwrap();
+    producer
+        .send(Produce {
+            counter,
+            n: p.counts,
+            done,
+        })
+        .unwrap();
     let total = finished.recv().unwrap();
     let elapsed = t.elapsed();
     verify::counting(p, total);
@@ -147,7 +169,12 @@ pub fn counting_with(p: &Params, make: impl FnOnce(&System) -> (Addr<Producer>, 
 }
 
 pub fn counting(p: &Params) -> Duration {
-    counting_with(p, |s| (s.spawn(Producer::default()).start(), s.spawn(Counter { count: 0 }).start()))
+    counting_with(p, |s| {
+        (
+            s.spawn(Producer::default()).start(),
+            s.spawn(Counter { count: 0 }).start(),
+        )
+    })
 }
 
 // ---- thread_ring ----
@@ -164,7 +191,11 @@ pub struct RingNode {
 
 impl RingNode {
     pub fn new(id: usize, done: &mpsc::Sender<usize>) -> Self {
-        RingNode { id, next: None, done: done.clone() }
+        RingNode {
+            id,
+            next: None,
+            done: done.clone(),
+        }
     }
 }
 
@@ -208,7 +239,11 @@ pub fn thread_ring_with(
 }
 
 pub fn thread_ring(p: &Params) -> Duration {
-    thread_ring_with(p, |s, done| (0..p.ring_actors).map(|i| s.spawn(RingNode::new(i, done)).start()).collect())
+    thread_ring_with(p, |s, done| {
+        (0..p.ring_actors)
+            .map(|i| s.spawn(RingNode::new(i, done)).start())
+            .collect()
+    })
 }
 
 // ---- fork_join ----
@@ -224,7 +259,11 @@ pub struct Worker {
 
 impl Worker {
     pub fn new(expected: u64, done: &mpsc::Sender<u64>) -> Self {
-        Worker { seen: 0, expected, done: done.clone() }
+        Worker {
+            seen: 0,
+            expected,
+            done: done.clone(),
+        }
     }
 }
 
@@ -241,7 +280,10 @@ impl Worker {
 }
 
 /// `make` spawns `fj_workers` workers from `Worker::new(fj_msgs, done)`.
-pub fn fork_join_with(p: &Params, make: impl FnOnce(&System, &mpsc::Sender<u64>) -> Vec<Addr<Worker>>) -> Duration {
+pub fn fork_join_with(
+    p: &Params,
+    make: impl FnOnce(&System, &mpsc::Sender<u64>) -> Vec<Addr<Worker>>,
+) -> Duration {
     let system = System::new();
     let (done, finished) = mpsc::channel();
     let t = Instant::now();
@@ -251,7 +293,9 @@ pub fn fork_join_with(p: &Params, make: impl FnOnce(&System, &mpsc::Sender<u64>)
             w.send(Work).unwrap();
         }
     }
-    let seen: Vec<u64> = (0..workers.len()).map(|_| finished.recv().unwrap()).collect();
+    let seen: Vec<u64> = (0..workers.len())
+        .map(|_| finished.recv().unwrap())
+        .collect();
     let elapsed = t.elapsed();
     verify::fork_join(p, &seen);
     system.shutdown();
@@ -259,132 +303,9 @@ pub fn fork_join_with(p: &Params, make: impl FnOnce(&System, &mpsc::Sender<u64>)
 }
 
 pub fn fork_join(p: &Params) -> Duration {
-    fork_join_with(p, |s, done| (0..p.fj_workers).map(|_| s.spawn(Worker::new(p.fj_msgs, done)).start()).collect())
-}
-
-// ---- chameneos ----
-
-pub struct Meet {
-    color: Color,
-    from: Addr<Chameneo>,
-}
-pub struct Change(Color);
-pub struct Exit;
-pub struct Faded(u64);
-pub struct Enter(pub Addr<Mall>);
-
-#[actor]
-pub struct Mall {
-    left: u64,
-    waiting: Option<Addr<Chameneo>>,
-    creatures: usize,
-    faded: usize,
-    sum: u64,
-    done: mpsc::Sender<u64>,
-}
-
-impl Mall {
-    pub fn new(p: &Params, done: mpsc::Sender<u64>) -> Self {
-        Mall { left: p.meetings, waiting: None, creatures: p.chameneos, faded: 0, sum: 0, done }
-    }
-}
-
-#[actor]
-impl Mall {
-    #[handler(Meet)]
-    fn meet(&mut self, msg: Meet, _ctx: &mut Ctx<Self>) {
-        if self.left == 0 {
-            msg.from.send(Exit).unwrap();
-        } else if let Some(first) = self.waiting.take() {
-            self.left -= 1;
-            first.send(msg).unwrap();
-        } else {
-            self.waiting = Some(msg.from);
-        }
-    }
-
-    #[handler(Faded)]
-    fn faded(&mut self, msg: Faded, _ctx: &mut Ctx<Self>) {
-        self.faded += 1;
-        self.sum += msg.0;
-        if self.faded == self.creatures {
-            self.done.send(self.sum).unwrap();
-        }
-    }
-}
-
-#[actor]
-pub struct Chameneo {
-    color: Color,
-    meetings: u64,
-    mall: Option<Addr<Mall>>,
-}
-
-impl Chameneo {
-    pub fn new(i: usize) -> Self {
-        Chameneo { color: Color::initial(i), meetings: 0, mall: None }
-    }
-
-    fn go_to_mall(&self, ctx: &mut Ctx<Self>) {
-        let meet = Meet { color: self.color, from: ctx.myself() };
-        self.mall.as_ref().unwrap().send(meet).unwrap();
-    }
-}
-
-#[actor]
-impl Chameneo {
-    #[handler(Enter)]
-    fn enter(&mut self, msg: Enter, ctx: &mut Ctx<Self>) {
-        self.mall = Some(msg.0);
-        self.go_to_mall(ctx);
-    }
-
-    /// The mall paired this creature, which waited, with `msg.from`.
-    #[handler(Meet)]
-    fn meet(&mut self, msg: Meet, ctx: &mut Ctx<Self>) {
-        self.color = self.color.complement(msg.color);
-        self.meetings += 1;
-        msg.from.send(Change(self.color)).unwrap();
-        self.go_to_mall(ctx);
-    }
-
-    #[handler(Change)]
-    fn change(&mut self, msg: Change, ctx: &mut Ctx<Self>) {
-        self.color = msg.0;
-        self.meetings += 1;
-        self.go_to_mall(ctx);
-    }
-
-    #[handler(Exit)]
-    fn exit(&mut self, _msg: Exit, _ctx: &mut Ctx<Self>) {
-        self.color = Color::Faded;
-        self.mall.take().unwrap().send(Faded(self.meetings)).unwrap();
-    }
-}
-
-/// `make` spawns the mall (`Mall::new(p, done)`) and `chameneos` creatures
-/// (`Chameneo::new(i)`).
-pub fn chameneos_with(
-    p: &Params,
-    make: impl FnOnce(&System, mpsc::Sender<u64>) -> (Addr<Mall>, Vec<Addr<Chameneo>>),
-) -> Duration {
-    let system = System::new();
-    let (done, finished) = mpsc::channel();
-    let t = Instant::now();
-    let (mall, creatures) = make(&system, done);
-    for c in &creatures {
-        c.send(Enter(mall.clone())).unwrap();
-    }
-    let sum = finished.recv().unwrap();
-    let elapsed = t.elapsed();
-    verify::chameneos(p, sum);
-    system.shutdown();
-    elapsed
-}
-
-pub fn chameneos(p: &Params) -> Duration {
-    chameneos_with(p, |s, done| {
-        let mall = s.spawn(Mall::new(p, done)).start();
-        (mall, (0..p.chameneos).map(|i| s.spawn(Chameneo::new(i)).start()).collect())
+    fork_join_with(p, |s, done| {
+        (0..p.fj_workers)
+            .map(|_| s.spawn(Worker::new(p.fj_msgs, done)).start())
+            .collect()
     })
 }

@@ -12,7 +12,8 @@ use std::time::Duration;
 use kaspar::prelude::*;
 use kaspar::GroupSpec;
 
-use super::kaspar::{self as k, Chameneo, Counter, Mall, Pinger, Ponger, Producer, RingNode, Worker};
+use super::chameneos::kaspar::{self as kc, Chameneo, Mall};
+use super::kaspar::{self as k, Counter, Pinger, Ponger, Producer, RingNode, Worker};
 use super::Params;
 
 /// The group's queue: batched (drain everything queued per lock), with a
@@ -105,21 +106,35 @@ pub fn thread_ring(p: &Params) -> Duration {
     assert_eq!(p.ring_actors, Ring::MANY, "the ring group has a fixed size");
     k::thread_ring_with(p, |s, done| {
         let members = Ring::members(|i| RingNode::new(i, done));
-        s.spawn_group::<Ring>(members).mailbox(MAILBOX).start().many()
+        s.spawn_group::<Ring>(members)
+            .mailbox(MAILBOX)
+            .start()
+            .many()
     })
 }
 
 pub fn fork_join(p: &Params) -> Duration {
-    assert_eq!(p.fj_workers, ForkJoin::MANY, "the fork-join group has a fixed size");
+    assert_eq!(
+        p.fj_workers,
+        ForkJoin::MANY,
+        "the fork-join group has a fixed size"
+    );
     k::fork_join_with(p, |s, done| {
         let members = ForkJoin::members(|_| Worker::new(p.fj_msgs, done));
-        s.spawn_group::<ForkJoin>(members).mailbox(MAILBOX).start().many()
+        s.spawn_group::<ForkJoin>(members)
+            .mailbox(MAILBOX)
+            .start()
+            .many()
     })
 }
 
 pub fn chameneos(p: &Params) -> Duration {
-    assert_eq!(p.chameneos, Chameneos::MANY, "the chameneos group has a fixed size");
-    k::chameneos_with(p, |s, done| {
+    assert_eq!(
+        p.chameneos,
+        Chameneos::MANY,
+        "the chameneos group has a fixed size"
+    );
+    kc::chameneos_with(p, |s, done| {
         let members = Chameneos::members(Mall::new(p, done), Chameneo::new);
         let g = s.spawn_group::<Chameneos>(members).mailbox(MAILBOX).start();
         (g.mall.clone(), g.many())

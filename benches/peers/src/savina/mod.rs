@@ -25,6 +25,7 @@ use std::time::Duration;
 use crate::report::{machine, runs, JsonLines};
 
 mod actix;
+mod chameneos;
 mod kameo;
 mod kaspar;
 mod kaspar_group;
@@ -89,7 +90,7 @@ fn columns() -> [Column; 6] {
                 kaspar::counting,
                 kaspar::thread_ring,
                 kaspar::fork_join,
-                kaspar::chameneos,
+                chameneos::kaspar::chameneos,
             ],
         },
         Column {
@@ -111,7 +112,7 @@ fn columns() -> [Column; 6] {
                 kameo::counting,
                 kameo::thread_ring,
                 kameo::fork_join,
-                kameo::chameneos,
+                chameneos::kameo::chameneos,
             ],
         },
         Column {
@@ -122,7 +123,7 @@ fn columns() -> [Column; 6] {
                 ractor::counting,
                 ractor::thread_ring,
                 ractor::fork_join,
-                ractor::chameneos,
+                chameneos::ractor::chameneos,
             ],
         },
         Column {
@@ -133,7 +134,7 @@ fn columns() -> [Column; 6] {
                 actix::counting,
                 actix::thread_ring,
                 actix::fork_join,
-                actix::chameneos,
+                chameneos::actix::chameneos,
             ],
         },
         Column {
@@ -144,7 +145,7 @@ fn columns() -> [Column; 6] {
                 xtra::counting,
                 xtra::thread_ring,
                 xtra::fork_join,
-                xtra::chameneos,
+                chameneos::xtra::chameneos,
             ],
         },
     ]
@@ -220,12 +221,22 @@ pub mod verify {
     }
     pub fn thread_ring(p: &Params, last: usize) {
         let want = (p.ring_hops % p.ring_actors as u64) as usize;
-        assert_eq!(last, want, "thread_ring: the token stopped at the wrong actor");
+        assert_eq!(
+            last, want,
+            "thread_ring: the token stopped at the wrong actor"
+        );
     }
     /// `seen`: each worker's count, in any order.
     pub fn fork_join(p: &Params, seen: &[u64]) {
-        assert_eq!(seen.len(), p.fj_workers, "fork_join: wrong number of workers done");
-        assert!(seen.iter().all(|&s| s == p.fj_msgs), "fork_join: a worker saw {seen:?}");
+        assert_eq!(
+            seen.len(),
+            p.fj_workers,
+            "fork_join: wrong number of workers done"
+        );
+        assert!(
+            seen.iter().all(|&s| s == p.fj_msgs),
+            "fork_join: a worker saw {seen:?}"
+        );
     }
     pub fn chameneos(p: &Params, sum: u64) {
         assert_eq!(sum, 2 * p.meetings, "chameneos: wrong sum of meetings");
@@ -236,7 +247,10 @@ pub fn run(quick: bool) {
     let p = Params::new(quick);
     let cols = columns();
     let mut json = JsonLines::new("savina");
-    println!("# Savina: kaspar vs kameo 0.22, ractor 0.16, actix 0.13, xtra 0.6{}\n", if quick { " (--quick)" } else { "" });
+    println!(
+        "# Savina: kaspar vs kameo 0.22, ractor 0.16, actix 0.13, xtra 0.6{}\n",
+        if quick { " (--quick)" } else { "" }
+    );
     println!("{}\n", machine());
     println!(
         "One run of each, milliseconds (lower is better). ping_pong {} pings; counting {}; \
@@ -244,9 +258,19 @@ pub fn run(quick: bool) {
          creatures, {} meetings. kaspar/thread: one OS thread per actor; kaspar/group: all \
          actors of a benchmark in one group (one thread). Tokio peers run on a multi-thread \
          runtime, actix on its single-thread system.\n",
-        p.pings, p.counts, p.ring_actors, p.ring_hops, p.fj_workers, p.fj_msgs, p.chameneos, p.meetings
+        p.pings,
+        p.counts,
+        p.ring_actors,
+        p.ring_hops,
+        p.fj_workers,
+        p.fj_msgs,
+        p.chameneos,
+        p.meetings
     );
-    let header: Vec<String> = cols.iter().map(|c| format!("{}/{}", c.framework, c.variant)).collect();
+    let header: Vec<String> = cols
+        .iter()
+        .map(|c| format!("{}/{}", c.framework, c.variant))
+        .collect();
     println!("| benchmark | {} |", header.join(" | "));
     println!("|---|{}", "---:|".repeat(cols.len()));
     for (i, name) in NAMES.iter().enumerate() {

@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 use tokio::sync::oneshot;
 use xtra::prelude::*;
 
-use crate::{histogram, per_s, record};
+use crate::report::{histogram, per_s, record};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 use kameo::prelude::*;
 use tokio::sync::oneshot;
 
-use crate::{histogram, per_s, record};
+use crate::report::{histogram, per_s, record};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

@@ -9,7 +9,7 @@ use actix::prelude::*;
 use hdrhistogram::Histogram;
 use tokio::sync::oneshot;
 
-use crate::{histogram, per_s, record};
+use crate::report::{histogram, per_s, record};
 
 pub struct Counter {
     total: u64,

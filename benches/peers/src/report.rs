@@ -1,0 +1,132 @@
+//! What both suites share: the latency histogram, rates, the median and
+//! spread of repeated runs, number formatting, the machine line, and the
+//! JSON lines written to `target/kaspar-bench/` at the repository root.
+
+use std::fmt::Write as _;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+/// An empty latency histogram: 1 ns to 60 s, three significant digits.
+pub fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("histogram bounds")
+}
+
+/// Records the time since `since` as one sample.
+pub fn record(hist: &mut Histogram<u64>, since: Instant) {
+    hist.saturating_record(since.elapsed().as_nanos() as u64);
+}
+
+/// Messages (or round trips) per second over `elapsed`.
+pub fn per_s(n: u64, elapsed: Duration) -> f64 {
+    n as f64 / elapsed.as_secs_f64()
+}
+
+/// The median and range of a few runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// Of at least one value; the median of an even count is the upper one.
+    pub fn of(mut v: Vec<f64>) -> Spread {
+        v.sort_by(|a, b| a.total_cmp(b));
+        Spread {
+            median: v[v.len() / 2],
+            min: v[0],
+            max: v[v.len() - 1],
+        }
+    }
+}
+
+/// Runs `f` `times` times; a panic (a failed verification, a framework
+/// error) becomes the reason the row failed, and the other rows still run.
+pub fn runs<T>(times: usize, f: impl Fn() -> T) -> Result<Vec<T>, String> {
+    (0..times)
+        .map(|_| {
+            catch_unwind(AssertUnwindSafe(&f)).map_err(|e| {
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "panicked".into())
+            })
+        })
+        .collect()
+}
+
+pub fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+pub fn fmt_rate(r: f64) -> String {
+    if r >= 1e6 {
+        format!("{:.2} M", r / 1e6)
+    } else {
+        format!("{:.0} k", r / 1e3)
+    }
+}
+
+/// One markdown line naming the machine: cores, CPU model, not pinned.
+pub fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    format!("_{cores} cores, {cpu}, threads not pinned_")
+}
+
+/// Rows for `target/kaspar-bench/<table>.jsonl`, one JSON object per line
+/// with keys `table`, `case`, `metric`, `value`, `unit`, as the workspace's
+/// benches write them.
+pub struct JsonLines {
+    table: &'static str,
+    lines: String,
+}
+
+impl JsonLines {
+    pub fn new(table: &'static str) -> Self {
+        JsonLines {
+            table,
+            lines: String::new(),
+        }
+    }
+
+    /// Adds one row. Case names are ours (ASCII, no quotes), so they need
+    /// no escaping. A value that is not finite is written as -1.
+    pub fn record(&mut self, case: &str, metric: &str, value: f64, unit: &str) {
+        let value = if value.is_finite() { value } else { -1.0 };
+        let table = self.table;
+        let _ = writeln!(
+            self.lines,
+            "{{\"table\":\"{table}\",\"case\":\"{case}\",\"metric\":\"{metric}\",\"value\":{value},\"unit\":\"{unit}\"}}"
+        );
+    }
+
+    /// Writes `<repo>/target/kaspar-bench/<table>.jsonl`, beside the other
+    /// benches' files, replacing the last run's; returns its path.
+    pub fn write(&self) -> PathBuf {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/kaspar-bench");
+        std::fs::create_dir_all(&dir).expect("create target/kaspar-bench");
+        let dir = dir.canonicalize().unwrap_or(dir);
+        let path = dir.join(format!("{}.jsonl", self.table));
+        std::fs::write(&path, &self.lines).expect("write the JSON lines");
+        path
+    }
+}

@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use crate::base::ids::ActorId;
+use crate::base::ids::Target;
 use crate::base::sync::thread::{self, Thread};
 use crate::base::sync::{thread_local, Arc, Mutex};
 use crate::error::AskError;
@@ -132,8 +132,8 @@ fn recycle<R: Send + 'static>(slot: Arc<Slot<R>>) {
 pub struct Ask<R: Send + 'static> {
     /// `None` only while being dropped.
     slot: Option<Arc<Slot<R>>>,
-    /// Who must handle the message: the target's lock (whose consumer
-    /// thread runs the handler) and name, for the deadlock detector.
+    /// Who must handle the message, for the deadlock detector: the
+    /// target's lock (whose consumer thread runs the handler) and name.
     target: Option<AskTarget>,
     /// The reply (or its error) was taken: the replier is done with the
     /// slot or about to be.
@@ -176,12 +176,17 @@ impl<R: Send + 'static> fmt::Debug for Ask<R> {
     }
 }
 
-/// The actor an `ask` went to, as the deadlock detector names it.
-pub(crate) struct AskTarget {
-    pub(crate) lock: std::sync::Arc<ActorLock>,
-    pub(crate) id: ActorId,
-    pub(crate) name: &'static str,
+/// The actor an `ask` went to (its cell, type-erased): the lock whose
+/// consumer thread handles the message, and the actor as the deadlock
+/// detector names it. Holding the cell costs the `ask` what holding its
+/// lock would (one reference count), and the name is read only if the
+/// wait is registered.
+pub(crate) trait Asked: Send + Sync {
+    fn lock(&self) -> &std::sync::Arc<ActorLock>;
+    fn target(&self) -> Target;
 }
+
+pub(crate) type AskTarget = std::sync::Arc<dyn Asked>;
 
 impl<R: Send + 'static> Ask<R> {
     /// A handle on `slot` for a message queued to `target` (`None` where no
@@ -201,8 +206,8 @@ impl<R: Send + 'static> Ask<R> {
         let Some(t) = &self.target else {
             return Ok(None);
         };
-        let on = WaitOn::consumer(WaitKind::Reply, &t.lock);
-        match deadlock::before_wait(chain::thread_token(), on, (t.id, t.name)) {
+        let on = WaitOn::consumer(WaitKind::Reply, t.lock());
+        match deadlock::before_wait(chain::thread_token(), on, || t.target()) {
             Ok(registered) => Ok(Some(registered)),
             Err(cycle) => {
                 // Not waiting after all: the replier must not unpark us.

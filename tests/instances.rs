@@ -418,3 +418,66 @@ fn a_handler_outside_any_system_spawns_a_closed_actor() {
     assert!(hooks[2].starts_with("stopped outside(Worker#"), "{hooks:?}");
     sim.finish();
 }
+
+pub struct Found;
+
+/// Spawns a named group of one from its handler.
+#[actor]
+pub struct Founder {
+    log: Sender<String>,
+}
+
+#[actor]
+impl Founder {
+    #[handler(Found)]
+    fn found(&mut self, _msg: Found, ctx: &mut Ctx<Self>) -> Addr<Worker> {
+        let crew = ctx
+            .spawn_group::<Solo<Worker>>((Worker {
+                log: self.log.clone(),
+            },))
+            .name("crew")
+            .start();
+        crew.actor
+    }
+}
+
+#[test]
+fn a_handler_spawns_a_named_group_into_its_system() {
+    let (log, lines) = channel();
+    let system = System::new();
+    let founder = system.spawn(Founder { log }).start();
+    let member = founder.ask(Found).unwrap().wait().unwrap();
+    assert_eq!(member.fast_send(Square(4)).unwrap(), 16);
+    assert_eq!(
+        drain(&lines, 1),
+        vec![format!("started crew(Worker#{})", member.id().get())]
+    );
+    let report = system.shutdown();
+    let stopped: Vec<_> = report
+        .stopped
+        .iter()
+        .map(|t| (t.name, t.instance.as_deref()))
+        .collect();
+    assert_eq!(
+        stopped,
+        vec![("Worker", Some("crew")), ("Founder", None)],
+        "the group, newer, stops first"
+    );
+    assert!(member.is_stopped());
+}
+
+#[test]
+#[should_panic(expected = "`name` cannot change for the prepared actor Strategy")]
+fn a_prepared_actor_cannot_be_named_after_its_address_is_out() {
+    let system = System::new();
+    let prepared = system.prepare::<Strategy>();
+    let _ = prepared.spawn(strategy()).name("late");
+}
+
+#[test]
+#[should_panic(expected = "`name` cannot change for the prepared group Strategy")]
+fn a_prepared_group_cannot_be_named_after_its_addresses_are_out() {
+    let system = System::new();
+    let prepared = system.prepare_group::<Solo<Strategy>>();
+    let _ = prepared.spawn((strategy(),)).name("late");
+}

@@ -177,11 +177,11 @@ fn shutdown_timeout_reports_the_stuck_and_dead_letters_their_queue() {
         w.send(Job(n)).unwrap();
     }
     let report = system.shutdown_timeout(Duration::from_millis(20));
-    assert_eq!(report.unfinished, vec![(w.id(), "Worker")]);
+    assert_eq!(report.unfinished, vec![w.target()]);
     assert!(w.send(Job(4)).unwrap_err().is_closed(), "handed back");
     open.send(()).unwrap();
     let report = system.shutdown();
-    assert_eq!(report.stopped, vec![(w.id(), "Worker")]);
+    assert_eq!(report.stopped, vec![w.target()]);
     let mut ids: Vec<u32> = (0..3)
         .map(|_| {
             let l = letters.recv_timeout(WAIT).unwrap();

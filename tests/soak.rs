@@ -413,7 +413,7 @@ fn soak_every_message_has_exactly_one_outcome() {
     }
     let stalled_at = ledger.next_id.load(Ordering::Relaxed);
     let report = system.shutdown_timeout(Duration::from_millis(50));
-    let unfinished: Vec<&str> = report.unfinished.iter().map(|(_, n)| *n).collect();
+    let unfinished: Vec<&str> = report.unfinished.iter().map(|t| t.name).collect();
     assert!(
         unfinished.contains(&"Soaker") && unfinished.contains(&"Trio"),
         "{report:?}"

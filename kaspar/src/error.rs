@@ -3,30 +3,12 @@
 
 use std::fmt;
 
-use crate::base::ids::ActorId;
 use crate::guard::chain::CallChain;
 use crate::guard::deadlock::WaitEdge;
 
-/// The actor a failed delivery was aimed at.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Target {
-    /// Its identity.
-    pub id: ActorId,
-    /// Its type name.
-    pub name: &'static str,
-}
-
-impl fmt::Debug for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{:?}", self.name, self.id)
-    }
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self, f)
-    }
-}
+// The actor a failed delivery was aimed at: defined with the other
+// identities (the deadlock detector names actors with it too).
+pub use crate::base::ids::Target;
 
 /// An asynchronous send that was not accepted. The message is handed back.
 #[derive(PartialEq, Eq)]
@@ -186,7 +168,7 @@ impl<M> FastSendError<M> {
             | FastSendError::Panicked { target }
             | FastSendError::Closed { target, .. }
             | FastSendError::NotStarted { target, .. }
-            | FastSendError::ThreadBound { target, .. } => *target,
+            | FastSendError::ThreadBound { target, .. } => target.clone(),
         }
     }
 

@@ -8,7 +8,7 @@ use crate::actor::traits::{Actor, ActorConfig, Handler};
 use crate::base::ids::ActorId;
 use crate::base::stats::{ActorStats, SharedCounters};
 use crate::error::{SendError, Target};
-use crate::reply::{Ask, AskTarget, ReplySink, ReplyTo};
+use crate::reply::{Ask, AskTarget, Asked, ReplySink, ReplyTo};
 
 /// The address of an actor of type `A`.
 ///
@@ -57,14 +57,17 @@ impl<A: Actor> Addr<A> {
         self.cell.id
     }
 
-    /// The actor's name: `#[actor(name = "...")]` if it gives one,
-    /// otherwise its type name. All actors of one type share it; the
-    /// [`id`](Self::id) tells instances apart.
+    /// The actor's type name: `#[actor(name = "...")]` if it gives one,
+    /// otherwise its type's. All actors of one type share it; the
+    /// [`id`](Self::id) tells instances apart, and so does the instance
+    /// name given at spawn ([`Spawn::name`](crate::Spawn::name)), in
+    /// [`target`](Self::target).
     pub fn name(&self) -> &'static str {
         <A as ActorConfig>::NAME
     }
 
-    /// The actor's identity and name, as errors report it.
+    /// The actor's identity, type name and instance name, as errors,
+    /// dead letters and `Debug` show it.
     pub fn target(&self) -> Target {
         self.cell.target()
     }
@@ -83,9 +86,12 @@ impl<A: Actor> Addr<A> {
         self.cell.inbox.close();
     }
 
-    /// A snapshot of the actor's counters.
+    /// A snapshot of the actor's counters, with its instance name.
     pub fn stats(&self) -> ActorStats {
-        self.cell.stats.snapshot()
+        ActorStats {
+            name: self.cell.instance.name.clone(),
+            ..self.cell.stats.snapshot()
+        }
     }
 
     /// Whether the actor has stopped (its `#[stopped]` hook has run).
@@ -118,11 +124,7 @@ impl<A: Actor> Addr<A> {
         let slot = crate::reply::slot::<<A as Handler<M>>::Reply>();
         let reply = ReplyTo::ask(crate::base::sync::Arc::clone(&slot));
         self.push(<A as Handler<M>>::envelope(msg, reply))?;
-        let target = AskTarget {
-            lock: Arc::clone(self.cell.lock()),
-            id: self.cell.id,
-            name: <A as ActorConfig>::NAME,
-        };
+        let target: AskTarget = self.cell.clone();
         Ok(Ask::new(slot, Some(target)))
     }
 
@@ -166,6 +168,16 @@ impl<A: Actor> Addr<A> {
             }
             Err(e) => Err(e.map(|env| <A as Handler<M>>::open(env).0)),
         }
+    }
+}
+
+impl<A: Actor> Asked for ActorCell<A> {
+    fn lock(&self) -> &Arc<crate::guard::lock::ActorLock> {
+        ActorCell::lock(self)
+    }
+
+    fn target(&self) -> Target {
+        ActorCell::target(self)
     }
 }
 

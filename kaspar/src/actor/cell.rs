@@ -26,6 +26,7 @@ use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use crate::actor::instance::Instance;
 use crate::actor::restart;
 use crate::actor::traits::{AccessMode, AccessRef, Actor, ActorConfig};
 use crate::base::clock::Clock;
@@ -82,6 +83,8 @@ pub(crate) struct ActorCell<A: Actor> {
     /// [`bind_home`](Self::bind_home)), or 0 before it started. Read on
     /// entry only for a thread-bound actor (`ActorConfig::THREAD_BOUND`).
     home: AtomicUsize,
+    /// Its instance name and system; never read on a delivery's way in.
+    pub(crate) instance: Instance,
 }
 
 /// The actor's state. Reached only through [`Entered::access`] and
@@ -149,12 +152,13 @@ impl<A: Actor> ActorCell<A> {
         inbox: Inbox<A::Msg>,
         clock: Clock,
         dead: DeadLetters,
+        instance: Instance,
     ) -> Self
     where
         // A state given by value may have been made on another thread.
         A: Send,
     {
-        Self::with_state(Some(actor), lock, policy, inbox, clock, dead)
+        Self::with_state(Some(actor), lock, policy, inbox, clock, dead, instance)
     }
 
     /// A cell without a state yet: messages can be queued for it, entries
@@ -165,8 +169,9 @@ impl<A: Actor> ActorCell<A> {
         inbox: Inbox<A::Msg>,
         clock: Clock,
         dead: DeadLetters,
+        instance: Instance,
     ) -> Self {
-        Self::with_state(None, lock, policy, inbox, clock, dead)
+        Self::with_state(None, lock, policy, inbox, clock, dead, instance)
     }
 
     fn with_state(
@@ -176,6 +181,7 @@ impl<A: Actor> ActorCell<A> {
         inbox: Inbox<A::Msg>,
         clock: Clock,
         dead: DeadLetters,
+        instance: Instance,
     ) -> Self {
         ActorCell {
             lock,
@@ -188,14 +194,16 @@ impl<A: Actor> ActorCell<A> {
             clock,
             sup: Supervisor::new(dead),
             home: AtomicUsize::new(0),
+            instance,
         }
     }
 
     pub(crate) fn target(&self) -> Target {
-        Target {
-            id: self.id,
-            name: <A as ActorConfig>::NAME,
-        }
+        Target::new(
+            self.id,
+            <A as ActorConfig>::NAME,
+            self.instance.name.clone(),
+        )
     }
 
     /// Queues an envelope for the actor's run loop. A push that must wait
@@ -209,8 +217,7 @@ impl<A: Actor> ActorCell<A> {
     #[cold]
     fn before_room_wait(&self) -> Result<Option<deadlock::Registered>, Vec<WaitEdge>> {
         let on = WaitOn::consumer(WaitKind::Room, &self.lock);
-        let target = (self.id, <A as ActorConfig>::NAME);
-        match deadlock::before_wait(chain::thread_token(), on, target) {
+        match deadlock::before_wait(chain::thread_token(), on, || self.target()) {
             Ok(registered) => Ok(Some(registered)),
             Err(cycle) => {
                 SharedCounters::bump(&self.stats.shared.deadlocks);
@@ -377,7 +384,7 @@ impl<A: Actor> ActorCell<A> {
         if wait == Wait::Try {
             return Err(Refusal::Busy);
         }
-        let target = (self.id, <A as ActorConfig>::NAME);
+        let target = || self.target();
         let _registered = match deadlock::before_wait(me, WaitOn::lock(&self.lock), target) {
             Ok(r) => r,
             Err(cycle) => {
@@ -396,7 +403,7 @@ impl<A: Actor> ActorCell<A> {
 
     /// Takes this actor's lock for a run loop's batch (see [`Held`]).
     pub(crate) fn hold(&self) -> Held<'_> {
-        Held::acquire_watched(&self.lock, (self.id, <A as ActorConfig>::NAME))
+        Held::acquire_watched(&self.lock, || self.target())
     }
 
     /// Enters for one queued message of `class`, under a lock the calling
@@ -525,7 +532,7 @@ impl<'a> Held<'a> {
     /// the waiter that can finds the cycle.
     pub(crate) fn acquire_watched(
         lock: &'a Arc<ActorLock>,
-        target: (ActorId, &'static str),
+        target: impl FnOnce() -> Target,
     ) -> Self {
         let me = chain::thread_token();
         if !lock.try_acquire(me) {
@@ -698,6 +705,7 @@ mod tests {
             Inbox::Own(Mailbox::new(MailboxKind::DEFAULT)),
             Clock::System,
             DeadLetters::new(),
+            Instance::detached(),
         )
     }
 

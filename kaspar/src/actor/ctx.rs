@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::actor::addr::Addr;
 use crate::actor::cell::ActorCell;
+use crate::actor::instance::Instance;
 use crate::actor::traits::{Actor, Handler};
 use crate::base::clock::Time;
 use crate::base::timer::TimerId;
@@ -32,6 +33,12 @@ impl<'a, A: Actor> Ctx<'a, A> {
     #[inline(always)]
     pub(crate) fn new(cell: &'a Arc<ActorCell<A>>) -> Self {
         Ctx { cell }
+    }
+
+    /// This actor's name and system, for `Ctx::spawn` (in the system
+    /// layer, which this one does not see).
+    pub(crate) fn instance(&self) -> &Instance {
+        &self.cell.instance
     }
 
     /// The address of the actor running this handler.

@@ -12,6 +12,7 @@
 pub(crate) mod addr;
 pub(crate) mod cell;
 pub(crate) mod ctx;
+pub(crate) mod instance;
 pub(crate) mod letters;
 pub(crate) mod restart;
 pub(crate) mod traits;

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// Identity of one spawned actor, unique for the life of the process.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -27,6 +28,46 @@ impl ActorId {
 impl fmt::Debug for ActorId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "#{}", self.0)
+    }
+}
+
+/// An actor as errors, dead letters, deadlock reports and shutdown reports
+/// name it: its identity, its type name, and the instance name it was given
+/// at spawn, if any.
+///
+/// Shown as `Strategy#3`, or `book-a(Strategy#3)` for an actor spawned with
+/// [`name("book-a")`](crate::Spawn::name) (or a member of a group spawned
+/// with that name).
+#[derive(Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Target {
+    /// Its identity.
+    pub id: ActorId,
+    /// Its type name: `#[actor(name = "...")]` or the type's own.
+    pub name: &'static str,
+    /// The name it was given at spawn ([`Spawn::name`](crate::Spawn::name),
+    /// [`GroupSpawn::name`](crate::GroupSpawn::name)), if any.
+    pub instance: Option<Arc<str>>,
+}
+
+impl Target {
+    pub(crate) fn new(id: ActorId, name: &'static str, instance: Option<Arc<str>>) -> Self {
+        Target { id, name, instance }
+    }
+}
+
+impl fmt::Debug for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.instance {
+            Some(instance) => write!(f, "{instance}({}{:?})", self.name, self.id),
+            None => write!(f, "{}{:?}", self.name, self.id),
+        }
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
     }
 }
 

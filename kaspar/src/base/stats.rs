@@ -8,14 +8,19 @@
 //! threads write. Counters of refusals and fallbacks are off the fast path,
 //! written by any thread, and use `fetch_add`.
 
+use std::sync::Arc;
+
 use crate::base::sync::{AtomicU64, Ordering::Relaxed};
 
 use crossbeam_utils::CachePadded;
 
 /// A snapshot of one actor's counters, from [`Addr::stats`](crate::Addr::stats).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
 #[non_exhaustive]
 pub struct ActorStats {
+    /// The instance name given at spawn ([`Spawn::name`](crate::Spawn::name);
+    /// a group member's is its group's), if any.
+    pub name: Option<Arc<str>>,
     /// Handlers entered, in every mode (each runs to completion or
     /// panics). Counted as the handler starts, so a caller that has seen a
     /// reply also sees its message counted.
@@ -106,6 +111,7 @@ impl Stats {
     pub(crate) fn snapshot(&self) -> ActorStats {
         let s = &self.shared;
         ActorStats {
+            name: None,
             handled: self.locked.handled.load(Relaxed),
             void_inline: self.locked.void_inline.load(Relaxed),
             void_queued: s.void_queued.load(Relaxed),

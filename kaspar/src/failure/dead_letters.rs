@@ -253,7 +253,7 @@ impl DeadLetters {
             if sub.target() == letter.target {
                 continue;
             }
-            let (target, class, reason) = (letter.target, letter.class, letter.reason);
+            let (target, class, reason) = (letter.target.clone(), letter.class, letter.reason);
             match sub.offer(letter) {
                 Ok(()) => {
                     accepted = true;

@@ -131,7 +131,7 @@ pub enum ExitReason {
 }
 
 /// Sent to the watchers of an actor when it stops ([`Addr::watch`]).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug)]
 #[non_exhaustive]
 pub struct Terminated {
     /// The actor that stopped.
@@ -142,7 +142,7 @@ pub struct Terminated {
 
 /// Sent to the restart watchers of an actor after each restart
 /// ([`Addr::watch_restarts`]).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq, Debug)]
 #[non_exhaustive]
 pub struct Restarted {
     /// The actor that restarted.

@@ -49,9 +49,10 @@ use std::sync::Arc;
 
 use crate::actor::addr::Addr;
 use crate::actor::cell::{ActorCell, Held};
+use crate::actor::instance::Instance;
 use crate::actor::traits::Actor;
 use crate::base::clock::Clock;
-use crate::base::ids::ActorId;
+use crate::base::ids::Target;
 use crate::delivery::run_loop::{self, LoopConfig};
 use crate::error::SendError;
 use crate::failure::dead_letters::DeadLetters;
@@ -203,6 +204,8 @@ pub struct GroupBuilder<'a, G: GroupSpec> {
     policy: CyclePolicy,
     clock: &'a Clock,
     dead: &'a DeadLetters,
+    /// Every member's: the group's name and system.
+    instance: Instance,
 }
 
 impl<G: GroupSpec> fmt::Debug for GroupBuilder<'_, G> {
@@ -233,6 +236,7 @@ impl<G: GroupSpec> GroupBuilder<'_, G> {
             },
             self.clock.clone(),
             self.dead.clone(),
+            self.instance.clone(),
         );
         Addr::from_cell(Arc::new(cell))
     }
@@ -282,12 +286,13 @@ impl GroupHold<'_> {
 }
 
 /// Builds a group's cells: its queue, its lock, one cell per member, each
-/// without its state.
+/// without its state and with `instance` (the group's name and system).
 pub(crate) fn reserve<G: GroupSpec>(
     mailbox: Mailbox<G::Msg>,
     policy: CyclePolicy,
     clock: &Clock,
     dead: &DeadLetters,
+    instance: Instance,
 ) -> (G, Arc<GroupCore<G>>, Arc<ActorLock>) {
     let core = Arc::new(GroupCore {
         mailbox,
@@ -300,6 +305,7 @@ pub(crate) fn reserve<G: GroupSpec>(
         policy,
         clock,
         dead,
+        instance,
     };
     let spec = G::reserve(&mut builder);
     (spec, core, lock)
@@ -390,12 +396,16 @@ pub(crate) struct GroupInit<G: GroupSpec> {
 /// The spawner handed the group's lock over to this thread, so no
 /// synchronous caller enters a member before every member has its state
 /// and has run `started`.
+///
+/// `group` names the group where the deadlock detector names what this
+/// thread waits for.
 pub(crate) fn run<G: GroupSpec>(
     spec: G,
     core: Arc<GroupCore<G>>,
     lock: Arc<ActorLock>,
     config: LoopConfig,
     init: GroupInit<G>,
+    group: Target,
 ) {
     // This thread handles every member's queued messages (see
     // `run_loop::run`).
@@ -432,7 +442,7 @@ pub(crate) fn run<G: GroupSpec>(
                 let hold = GroupHold {
                     // The group's thread waits for a synchronous caller into
                     // any member; named by the group (no one actor id).
-                    held: Held::acquire_watched(&lock, (ActorId::GROUP, G::NAME)),
+                    held: Held::acquire_watched(&lock, || group.clone()),
                     thread_bound,
                 };
                 let mut first = true;

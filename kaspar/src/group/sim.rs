@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::actor::addr::Addr;
 use crate::actor::cell::ActorCell;
+use crate::actor::instance::Instance;
 use crate::actor::traits::{Actor, Handler};
 use crate::base::clock::{Clock, Time, VirtualClock};
 use crate::delivery::run_loop;
@@ -81,6 +82,7 @@ impl<G: GroupSpec> Simulation<G> {
             CyclePolicy::Conservative,
             &Clock::Virtual(clock.clone()),
             &dead,
+            Instance::detached(),
         );
         group::fill_and_start(&spec, members, &lock);
         let mut sim = Simulation {
@@ -130,6 +132,7 @@ impl<G: GroupSpec> Simulation<G> {
             )),
             Clock::Virtual(self.clock.clone()),
             self.dead.clone(),
+            Instance::detached(),
         ));
         if A::HAS_STARTED {
             run_loop::start_under(&cell, &cell.hold());

@@ -40,7 +40,7 @@
 
 use std::sync::Arc;
 
-use crate::base::ids::ActorId;
+use crate::base::ids::Target;
 use crate::base::sync::Mutex;
 use crate::guard::chain::{self, CallChain};
 use crate::guard::lock::ActorLock;
@@ -95,7 +95,7 @@ impl WaitOn {
 struct WaitEntry {
     thread: usize,
     on: WaitOn,
-    target: (ActorId, &'static str),
+    target: Target,
     chain: CallChain,
 }
 
@@ -125,10 +125,9 @@ pub struct WaitEdge {
     pub thread: usize,
     /// The waiting thread's call chain.
     pub chain: CallChain,
-    /// The actor it waits for.
-    pub waits_for: ActorId,
-    /// That actor's type name.
-    pub waits_for_name: &'static str,
+    /// The actor it waits for (for a group's thread waiting for its own
+    /// lock: the group, with id [`ActorId::GROUP`](crate::ActorId::GROUP)).
+    pub waits_for: Target,
     /// For its lock, for a reply from it, or for room in its mailbox.
     pub kind: WaitKind,
 }
@@ -165,7 +164,7 @@ impl Registered {
             return Ok(());
         };
         if reg.closes_cycle(self.thread, &mine.on) {
-            let (on, target, chain) = (mine.on.clone(), mine.target, mine.chain.clone());
+            let (on, target, chain) = (mine.on.clone(), mine.target.clone(), mine.chain.clone());
             return Err(reg.cycle_edges(self.thread, &on, target, chain));
         }
         Ok(())
@@ -176,8 +175,12 @@ impl Registered {
 /// waiter that has no way to back out (a run loop taking its own actor's
 /// lock). If this closes a cycle, the waiters in it that can back out find
 /// it when they [`recheck`](Registered::recheck).
+///
+/// `target` names what is waited for; it is called only here, off the
+/// path that finds the lock free.
 #[cold]
-pub(crate) fn register_wait(me: usize, on: WaitOn, target: (ActorId, &'static str)) -> Registered {
+pub(crate) fn register_wait(me: usize, on: WaitOn, target: impl FnOnce() -> Target) -> Registered {
+    let target = target();
     REGISTRY.lock().waiting.push(WaitEntry {
         thread: me,
         on,
@@ -201,11 +204,12 @@ impl Drop for Registered {
 /// deregisters it.
 ///
 /// Allocates only to report a cycle, or to record a non-empty call chain
-/// (a wait begun from inside a handler).
+/// (a wait begun from inside a handler). `target` names what is waited
+/// for; it is called only if the registry is consulted.
 pub(crate) fn before_wait(
     me: usize,
     on: WaitOn,
-    target: (ActorId, &'static str),
+    target: impl FnOnce() -> Target,
 ) -> Result<Registered, Vec<WaitEdge>> {
     if !chain::may_be_waited_for() {
         // Nobody can be waiting for this thread, so its wait closes no
@@ -213,6 +217,7 @@ pub(crate) fn before_wait(
         // waiting on an ask, which would otherwise take its global lock).
         return Ok(Registered { thread: 0 });
     }
+    let target = target();
     let mut reg = REGISTRY.lock();
     if reg.closes_cycle(me, &on) {
         return Err(reg.cycle_edges(me, &on, target, chain::snapshot()));
@@ -264,14 +269,13 @@ impl Registry {
         &self,
         me: usize,
         on: &WaitOn,
-        target: (ActorId, &'static str),
+        target: Target,
         my_chain: CallChain,
     ) -> Vec<WaitEdge> {
         let mut edges = vec![WaitEdge {
             thread: me,
             chain: my_chain,
-            waits_for: target.0,
-            waits_for_name: target.1,
+            waits_for: target,
             kind: on.kind,
         }];
         let mut current = on;
@@ -286,8 +290,7 @@ impl Registry {
             edges.push(WaitEdge {
                 thread: entry.thread,
                 chain: entry.chain.clone(),
-                waits_for: entry.target.0,
-                waits_for_name: entry.target.1,
+                waits_for: entry.target.clone(),
                 kind: entry.on.kind,
             });
             current = &entry.on;
@@ -299,6 +302,7 @@ impl Registry {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::base::ids::ActorId;
 
     const A: usize = 101;
     const B: usize = 102;
@@ -314,7 +318,7 @@ mod tests {
         WaitEntry {
             thread,
             on: WaitOn::lock(lock),
-            target: (ActorId(actor), "target"),
+            target: Target::new(ActorId(actor), "target", None),
             chain: CallChain::default(),
         }
     }
@@ -337,13 +341,16 @@ mod tests {
         };
         let on = WaitOn::lock(&l1);
         assert!(reg.closes_cycle(C, &on));
-        let edges = reg.cycle_edges(C, &on, (ActorId(1), "one"), CallChain::default());
+        let one = Target::new(ActorId(1), "one", Some("first".into()));
+        let edges = reg.cycle_edges(C, &on, one, CallChain::default());
         let order: Vec<(usize, u64)> = edges
             .iter()
-            .map(|e| (e.thread, e.waits_for.get()))
+            .map(|e| (e.thread, e.waits_for.id.get()))
             .collect();
         assert_eq!(order, vec![(C, 1), (A, 2), (B, 3)]);
-        assert_eq!(edges[0].waits_for_name, "one");
+        assert_eq!(edges[0].waits_for.name, "one");
+        assert_eq!(format!("{}", edges[0].waits_for), "first(one#1)");
+        assert_eq!(format!("{}", edges[1].waits_for), "target#2");
         release(&[&l1, &l2, &l3]);
     }
 
@@ -382,7 +389,8 @@ mod tests {
         };
         let reply = WaitOn::consumer(WaitKind::Reply, &l2);
         assert!(reg.closes_cycle(A, &reply));
-        let edges = reg.cycle_edges(A, &reply, (ActorId(2), "two"), CallChain::default());
+        let two = Target::new(ActorId(2), "two", None);
+        let edges = reg.cycle_edges(A, &reply, two, CallChain::default());
         let kinds: Vec<_> = edges.iter().map(|e| (e.thread, e.kind)).collect();
         assert_eq!(kinds, vec![(A, WaitKind::Reply), (B, WaitKind::Lock)]);
         // Waiting on one's own queue (an actor asking itself) is a cycle
@@ -402,7 +410,8 @@ mod tests {
         };
         let lock = lock_held_by(A);
         let me = chain::thread_token();
-        let plain = before_wait(me, WaitOn::lock(&lock), (ActorId(1), "one")).unwrap();
+        let named = || -> Target { panic!("a wait outside the graph names nobody") };
+        let plain = before_wait(me, WaitOn::lock(&lock), named).unwrap();
         assert!(
             !plain.in_graph(),
             "no handler, no run loop: not in the graph"
@@ -414,7 +423,8 @@ mod tests {
             crate::base::ids::ClassId::new(0),
             &NAMES,
         ));
-        let inside = before_wait(me, WaitOn::lock(&lock), (ActorId(1), "one")).unwrap();
+        let one = || Target::new(ActorId(1), "one", None);
+        let inside = before_wait(me, WaitOn::lock(&lock), one).unwrap();
         assert!(inside.in_graph(), "inside a handler the wait is recorded");
         assert!(REGISTRY.lock().waiter(me).is_some());
         drop(inside);

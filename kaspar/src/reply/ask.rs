@@ -12,7 +12,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::base::backoff::Backoff;
-use crate::base::ids::ActorId;
+use crate::base::ids::Target;
 use crate::base::sync::thread::{self, Thread};
 use crate::base::sync::{thread_local, Arc, AtomicBool, Mutex, Ordering};
 use crate::error::AskError;
@@ -145,8 +145,8 @@ fn recycle<R: Send + 'static>(slot: Arc<Slot<R>>) {
 pub struct Ask<R: Send + 'static> {
     /// `None` only while being dropped.
     slot: Option<Arc<Slot<R>>>,
-    /// Who must handle the message: the target's lock (whose consumer
-    /// thread runs the handler) and name, for the deadlock detector.
+    /// Who must handle the message, for the deadlock detector: the
+    /// target's lock (whose consumer thread runs the handler) and name.
     target: Option<AskTarget>,
     /// The reply (or its error) was taken: the replier is done with the
     /// slot or about to be.
@@ -194,12 +194,17 @@ impl<R: Send + 'static> fmt::Debug for Ask<R> {
     }
 }
 
-/// The actor an `ask` went to, as the deadlock detector names it.
-pub(crate) struct AskTarget {
-    pub(crate) lock: std::sync::Arc<ActorLock>,
-    pub(crate) id: ActorId,
-    pub(crate) name: &'static str,
+/// The actor an `ask` went to (its cell, type-erased): the lock whose
+/// consumer thread handles the message, and the actor as the deadlock
+/// detector names it. Holding the cell costs the `ask` what holding its
+/// lock would (one reference count), and the name is read only if the
+/// wait is registered.
+pub(crate) trait Asked: Send + Sync {
+    fn lock(&self) -> &std::sync::Arc<ActorLock>;
+    fn target(&self) -> Target;
 }
+
+pub(crate) type AskTarget = std::sync::Arc<dyn Asked>;
 
 impl<R: Send + 'static> Ask<R> {
     /// A handle on `slot` for a message queued to `target` (`None` where no
@@ -219,8 +224,8 @@ impl<R: Send + 'static> Ask<R> {
         let Some(t) = &self.target else {
             return Ok(None);
         };
-        let on = WaitOn::consumer(WaitKind::Reply, &t.lock);
-        match deadlock::before_wait(chain::thread_token(), on, (t.id, t.name)) {
+        let on = WaitOn::consumer(WaitKind::Reply, t.lock());
+        match deadlock::before_wait(chain::thread_token(), on, || t.target()) {
             Ok(registered) => Ok(Some(registered)),
             Err(cycle) => {
                 // Not waiting after all: the replier must not unpark us.
@@ -272,7 +277,7 @@ impl<R: Send + 'static> Ask<R> {
     /// this, before it first sleeps.
     fn poll_until_ready(&self, deadline: Option<Instant>) {
         if let Some(t) = &self.target {
-            if t.lock.consumer() == chain::thread_token() {
+            if t.lock().consumer() == chain::thread_token() {
                 // Only this thread runs the target's queue: no reply can
                 // come while it polls. Straight to the check, which
                 // refuses the wait at once.

@@ -20,7 +20,7 @@ use crate::error::AskError;
 #[cfg(loom)]
 pub(crate) use ask::cached_slots;
 pub use ask::Ask;
-pub(crate) use ask::{slot, AskTarget, Slot};
+pub(crate) use ask::{slot, AskTarget, Asked, Slot};
 
 /// Where the reply to a queued message goes. Built by the runtime, consumed
 /// by the generated dispatch.

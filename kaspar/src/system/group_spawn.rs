@@ -2,18 +2,19 @@
 //! its members exist.
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::mpsc;
 use std::sync::Arc;
 
-use crate::base::ids::ActorId;
+use crate::base::ids::{ActorId, Target};
 use crate::delivery::run_loop::LoopConfig;
 use crate::group::{self, GroupCore, GroupInit, GroupSpec};
 use crate::guard::chain::CyclePolicy;
 use crate::guard::lock::ActorLock;
 use crate::mailbox::{IdleWait, Mailbox, MailboxKind};
 use crate::system::placement::{Placement, PlacementOutcome};
-use crate::system::spawn::{placement_of, spawn_thread};
-use crate::system::{Running, System};
+use crate::system::spawn::{checked_name, instance_of, placement_of, spawn_thread};
+use crate::system::{Running, System, SystemInner};
 
 /// A group's queue, lock and member cells, before its thread runs.
 struct Parts<G: GroupSpec> {
@@ -22,13 +23,19 @@ struct Parts<G: GroupSpec> {
     lock: Arc<ActorLock>,
 }
 
-fn reserve<G: GroupSpec>(system: &System, mailbox: MailboxKind, policy: CyclePolicy) -> Parts<G> {
-    let inner = &system.inner;
+/// Every member's cell is named `name` (the group's), if given.
+fn reserve<G: GroupSpec>(
+    system: &Arc<SystemInner>,
+    mailbox: MailboxKind,
+    policy: CyclePolicy,
+    name: Option<Arc<str>>,
+) -> Parts<G> {
     let (spec, core, lock) = group::reserve::<G>(
         Mailbox::new(mailbox),
         policy,
-        &inner.config.clock,
-        &inner.dead,
+        &system.config.clock,
+        &system.dead,
+        instance_of(system, name),
     );
     Parts { spec, core, lock }
 }
@@ -38,7 +45,10 @@ fn reserve<G: GroupSpec>(system: &System, mailbox: MailboxKind, policy: CyclePol
 #[must_use = "the group runs only once `start` is called"]
 pub struct GroupSpawn<'s, G: GroupSpec> {
     placement: Placement,
-    system: &'s System,
+    /// Held, not borrowed, so that a handler can spawn (`Ctx::spawn_group`).
+    system: Arc<SystemInner>,
+    _system: PhantomData<&'s System>,
+    name: Option<Arc<str>>,
     init: GroupInit<G>,
     /// The parts [`System::prepare_group`] made, whose addresses are out.
     prepared: Option<Parts<G>>,
@@ -51,6 +61,7 @@ impl<G: GroupSpec> fmt::Debug for GroupSpawn<'_, G> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GroupSpawn")
             .field("group", &G::NAME)
+            .field("name", &self.name)
             .field("mailbox", &self.mailbox)
             .field("policy", &self.policy)
             .field("prepared", &self.prepared.is_some())
@@ -63,6 +74,14 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
     where
         G::Members: Send,
     {
+        Self::into_system(Arc::clone(&system.inner), members)
+    }
+
+    /// A spawn into `system` held by value (a handler's, through `Ctx`).
+    pub(crate) fn into_system(system: Arc<SystemInner>, members: G::Members) -> Self
+    where
+        G::Members: Send,
+    {
         Self::with_init(system, Box::new(move || members), false, None)
     }
 
@@ -70,19 +89,21 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
         system: &'s System,
         factory: impl FnOnce() -> G::Members + Send + 'static,
     ) -> Self {
+        let system = Arc::clone(&system.inner);
         Self::with_init(system, Box::new(factory), true, None)
     }
 
     fn with_init(
-        system: &'s System,
+        system: Arc<SystemInner>,
         build: Box<dyn FnOnce() -> G::Members + Send>,
         thread_bound: bool,
         prepared: Option<Parts<G>>,
     ) -> Self {
-        let c = &system.inner.config;
+        let c = &system.config;
         GroupSpawn {
             placement: Placement::new(),
-            system,
+            name: None,
+            _system: PhantomData,
             init: GroupInit {
                 build,
                 thread_bound,
@@ -94,16 +115,38 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
                 idle: c.idle,
                 max_batch: c.max_batch.max(1),
             },
+            system,
         }
     }
 
     #[track_caller]
-    fn assert_fresh(&self, option: &str) {
+    fn assert_fresh(&self, option: &str, instead: &str) {
         assert!(
             self.prepared.is_none(),
-            "kaspar: `{option}` cannot change for the prepared group {}: its addresses are out already; choose it with `System::prepare_group_with`",
+            "kaspar: `{option}` cannot change for the prepared group {}: its addresses are out already; {instead}",
             G::NAME
         );
+    }
+
+    /// The group's instance name: its thread's (`kaspar:book-a`), its entry
+    /// in the [`ShutdownReport`](crate::ShutdownReport), and every member's
+    /// (see [`Spawn::name`](crate::Spawn::name)): an error about a member
+    /// reads `book-a(Strategy#3)`, so members of two groups of one type can
+    /// be told apart. Without one, the thread is `kaspar:group:<type>` and
+    /// members are named by type and id.
+    ///
+    /// # Panics
+    ///
+    /// If `name` is empty or holds a NUL character, and for a group made by
+    /// [`System::prepare_group`], whose members exist since then.
+    #[track_caller]
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.assert_fresh(
+            "name",
+            "a prepared group's members are named by type and id",
+        );
+        self.name = Some(checked_name(name.into()));
+        self
     }
 
     /// The kind of the group's one shared queue.
@@ -114,7 +157,7 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
     /// since then.
     #[track_caller]
     pub fn mailbox(mut self, kind: MailboxKind) -> Self {
-        self.assert_fresh("mailbox");
+        self.assert_fresh("mailbox", "choose it with `System::prepare_group_with`");
         self.mailbox = kind;
         self
     }
@@ -127,7 +170,7 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
     /// since then.
     #[track_caller]
     pub fn policy(mut self, policy: CyclePolicy) -> Self {
-        self.assert_fresh("policy");
+        self.assert_fresh("policy", "choose it with `System::prepare_group_with`");
         self.policy = policy;
         self
     }
@@ -168,7 +211,7 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
     fn launch(mut self) -> (G, mpsc::Receiver<PlacementOutcome>) {
         let Parts { spec, core, lock } = match self.prepared.take() {
             Some(parts) => parts,
-            None => reserve(self.system, self.mailbox, self.policy),
+            None => reserve(&self.system, self.mailbox, self.policy, self.name.clone()),
         };
         // The thread takes the lock over before anything else: no
         // synchronous caller gets into a member before its state and its
@@ -178,14 +221,17 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
         let thread_core = Arc::clone(&core);
         let looping = self.looping;
         let init = self.init;
-        let spawned = spawn_thread(
-            format!("kaspar:group:{}", G::NAME),
-            self.placement,
-            move || group::run(thread_spec, thread_core, lock, looping, init),
-        );
+        // What the deadlock detector names the group's thread waiting for.
+        let waits_for = Target::new(ActorId::GROUP, G::NAME, self.name.clone());
+        let thread = match &self.name {
+            Some(name) => format!("kaspar:{name}"),
+            None => format!("kaspar:group:{}", G::NAME),
+        };
+        let spawned = spawn_thread(thread, self.placement, move || {
+            group::run(thread_spec, thread_core, lock, looping, init, waits_for)
+        });
         self.system.register(Running {
-            id: ActorId::next(),
-            name: G::NAME,
+            target: Target::new(ActorId::next(), G::NAME, self.name),
             close: Box::new(move || group::close(&core)),
             thread: spawned.thread,
             done: spawned.done,
@@ -235,8 +281,8 @@ impl<'s, G: GroupSpec> PreparedGroup<'s, G> {
     where
         G::Members: Send,
     {
-        let parts = self.parts.take();
-        GroupSpawn::with_init(self.system, Box::new(move || members), false, parts)
+        let (system, parts) = (Arc::clone(&self.system.inner), self.parts.take());
+        GroupSpawn::with_init(system, Box::new(move || members), false, parts)
     }
 
     /// Like [`System::spawn_group_with`]: the members' states are built by
@@ -245,8 +291,8 @@ impl<'s, G: GroupSpec> PreparedGroup<'s, G> {
         mut self,
         factory: impl FnOnce() -> G::Members + Send + 'static,
     ) -> GroupSpawn<'s, G> {
-        let parts = self.parts.take();
-        GroupSpawn::with_init(self.system, Box::new(factory), true, parts)
+        let (system, parts) = (Arc::clone(&self.system.inner), self.parts.take());
+        GroupSpawn::with_init(system, Box::new(factory), true, parts)
     }
 }
 
@@ -270,7 +316,7 @@ impl System {
     pub fn prepare_group_with<G: GroupSpec>(&self, kind: MailboxKind) -> PreparedGroup<'_, G> {
         PreparedGroup {
             system: self,
-            parts: Some(reserve(self, kind, self.config().policy)),
+            parts: Some(reserve(&self.inner, kind, self.config().policy, None)),
         }
     }
 

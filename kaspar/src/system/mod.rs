@@ -7,6 +7,7 @@
 //! threads that did not finish, and has their queued messages handed to the
 //! system's [dead letters](crate::DeadLetters).
 
+pub(crate) mod ctx_spawn;
 pub(crate) mod group_spawn;
 pub(crate) mod placement;
 pub(crate) mod prepare;
@@ -22,7 +23,7 @@ use crate::base::sync::{Condvar, Mutex};
 
 use crate::actor::traits::Actor;
 use crate::base::clock::Clock;
-use crate::base::ids::ActorId;
+use crate::base::ids::Target;
 use crate::failure::dead_letters::DeadLetters;
 use crate::group::GroupSpec;
 use crate::guard::chain::CyclePolicy;
@@ -78,10 +79,39 @@ pub(crate) struct SystemInner {
     pub(crate) dead: DeadLetters,
 }
 
+impl SystemInner {
+    /// Stands in for the system of an actor that no system started (one in
+    /// a `Simulation`), or whose system is gone, when its handler spawns:
+    /// closed from the start, so what is spawned into it starts closed.
+    pub(crate) fn closed() -> Self {
+        SystemInner {
+            config: SystemConfig::default(),
+            closed: AtomicBool::new(true),
+            gave_up: AtomicBool::new(false),
+            running: Mutex::new(Vec::new()),
+            dead: DeadLetters::new(),
+        }
+    }
+
+    /// Registers a started thread. If the system is shutting down or shut
+    /// down, the thread's mailbox is closed at once (its actor runs its
+    /// hooks and refuses every message); the shutdown in progress stops and
+    /// joins it, or else the next one or the system's drop does. (Not
+    /// joined here: the caller may be a handler the new actor's hooks
+    /// call.)
+    pub(crate) fn register(&self, running: Running) {
+        let mut list = self.running.lock();
+        if self.closed.load(Ordering::SeqCst) {
+            (running.close)();
+        }
+        list.push(running);
+    }
+}
+
 /// A started actor or group, as the system tracks it.
 pub(crate) struct Running {
-    pub(crate) id: ActorId,
-    pub(crate) name: &'static str,
+    /// As the shutdown report names it.
+    pub(crate) target: Target,
     pub(crate) close: Box<dyn Fn() + Send>,
     pub(crate) thread: JoinHandle<()>,
     pub(crate) done: Arc<Done>,
@@ -212,20 +242,6 @@ impl System {
         GroupSpawn::new(self, members)
     }
 
-    /// Registers a started thread, or, if the system has already shut down,
-    /// closes and joins it at once.
-    pub(crate) fn register(&self, running: Running) {
-        let inner = &self.inner;
-        let mut list = inner.running.lock();
-        if inner.closed.load(Ordering::SeqCst) {
-            drop(list);
-            (running.close)();
-            let _ = running.thread.join();
-        } else {
-            list.push(running);
-        }
-    }
-
     /// Stops every actor and group, newest first, one at a time: its
     /// mailbox stops accepting, it handles what it had already accepted,
     /// runs its `#[stopped]` hook, and its thread is joined before the next
@@ -254,30 +270,37 @@ impl System {
 
     fn stop_all(&self, deadline: Option<Instant>) -> ShutdownReport {
         self.inner.closed.store(true, Ordering::SeqCst);
-        let running = std::mem::take(&mut *self.inner.running.lock());
         let mut report = ShutdownReport::default();
         let mut left = Vec::new();
-        // Newest first, one at a time: an actor's downstream was usually
-        // spawned before it (its address had to exist), so it is still open
-        // while the upstream actor drains what it had accepted.
-        for r in running.into_iter().rev() {
-            (r.close)();
-            if !r.done.wait(deadline) {
-                if !self.inner.dead.is_abandoned() {
-                    // The deadline passed: stop handling, start dead-lettering.
-                    self.inner.dead.abandon();
-                }
-                left.push(r);
-                continue;
+        // A handler still draining may spawn (`Ctx::spawn`): its actor
+        // starts closed and is registered, and is stopped by the next round.
+        loop {
+            let running = std::mem::take(&mut *self.inner.running.lock());
+            if running.is_empty() {
+                break;
             }
-            match r.thread.join() {
-                Ok(()) => report.stopped.push((r.id, r.name)),
-                Err(_) => report.failed.push((r.id, r.name)),
+            // Newest first, one at a time: an actor's downstream was usually
+            // spawned before it (its address had to exist), so it is still
+            // open while the upstream actor drains what it had accepted.
+            for r in running.into_iter().rev() {
+                (r.close)();
+                if !r.done.wait(deadline) {
+                    if !self.inner.dead.is_abandoned() {
+                        // The deadline passed: stop handling, start dead-lettering.
+                        self.inner.dead.abandon();
+                    }
+                    left.push(r);
+                    continue;
+                }
+                match r.thread.join() {
+                    Ok(()) => report.stopped.push(r.target),
+                    Err(_) => report.failed.push(r.target),
+                }
             }
         }
         if !left.is_empty() {
             self.inner.gave_up.store(true, Ordering::SeqCst);
-            report.unfinished = left.iter().map(|r| (r.id, r.name)).collect();
+            report.unfinished = left.iter().map(|r| r.target.clone()).collect();
             left.reverse();
             self.inner.running.lock().extend(left);
         }
@@ -300,13 +323,15 @@ impl Drop for System {
 #[derive(Debug, Default, Clone)]
 #[non_exhaustive]
 pub struct ShutdownReport {
-    /// Actors that drained, ran `stopped`, and exited.
-    pub stopped: Vec<(ActorId, &'static str)>,
+    /// Actors that drained, ran `stopped`, and exited, in the order they
+    /// were stopped. A group is one entry: its type name, its instance
+    /// name if it was given one, and an id of its own.
+    pub stopped: Vec<Target>,
     /// Actor threads that died outside a handler (a runtime bug).
-    pub failed: Vec<(ActorId, &'static str)>,
+    pub failed: Vec<Target>,
     /// Actor and group threads still running when
     /// [`System::shutdown_timeout`] stopped waiting (a handler that does
     /// not return). Their queued messages go to dead letters as each
     /// thread gets back to its run loop.
-    pub unfinished: Vec<(ActorId, &'static str)>,
+    pub unfinished: Vec<Target>,
 }

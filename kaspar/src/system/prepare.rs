@@ -82,7 +82,7 @@ impl<'s, A: Actor> Prepared<'s, A> {
         let policy = A::POLICY.unwrap_or(system.config().policy);
         Prepared {
             system,
-            cell: Some(Arc::new(vacant_cell(system, mailbox, policy))),
+            cell: Some(Arc::new(vacant_cell(&system.inner, mailbox, policy, None))),
         }
     }
 

@@ -2,13 +2,16 @@
 //! applies a placement and reports it.
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::actor::addr::Addr;
 use crate::actor::cell::ActorCell;
+use crate::actor::instance::Instance;
 use crate::actor::traits::{Actor, ActorConfig};
+use crate::base::ids::Target;
 use crate::delivery::run_loop::{self, Init, LoopConfig};
 use crate::failure::supervision::Supervision;
 use crate::guard::chain::CyclePolicy;
@@ -16,7 +19,7 @@ use crate::guard::lock::ActorLock;
 use crate::mailbox::inbox::Inbox;
 use crate::mailbox::{IdleWait, Mailbox, MailboxKind};
 use crate::system::placement::{Placement, PlacementOutcome};
-use crate::system::{Done, DoneOnExit, Running, System};
+use crate::system::{Done, DoneOnExit, Running, System, SystemInner};
 
 /// A started thread: its handle, its exit flag, and where it reports how
 /// its placement went (before it runs any hook or handler).
@@ -71,7 +74,10 @@ type Build<A> = Box<dyn FnOnce() -> A + Send>;
 #[must_use = "the actor runs only once `start` is called"]
 pub struct Spawn<'s, A: Actor> {
     placement: Placement,
-    system: &'s System,
+    /// Held, not borrowed, so that a handler can spawn (`Ctx::spawn`).
+    system: Arc<SystemInner>,
+    _system: PhantomData<&'s System>,
+    name: Option<Arc<str>>,
     build: Build<A>,
     /// The state is built on the actor's thread and must be dropped there.
     thread_bound: bool,
@@ -87,6 +93,7 @@ impl<A: Actor> fmt::Debug for Spawn<'_, A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Spawn")
             .field("actor", &<A as ActorConfig>::NAME)
+            .field("name", &self.name)
             .field("mailbox", &self.mailbox)
             .field("policy", &self.policy)
             .field("supervision", &self.supervision)
@@ -99,6 +106,14 @@ impl<'s, A: Actor> Spawn<'s, A> {
     where
         A: Send,
     {
+        Self::into_system(Arc::clone(&system.inner), actor)
+    }
+
+    /// A spawn into `system` held by value (a handler's, through `Ctx`).
+    pub(crate) fn into_system(system: Arc<SystemInner>, actor: A) -> Self
+    where
+        A: Send,
+    {
         Self::with_build(system, Box::new(move || actor), false, None)
     }
 
@@ -107,6 +122,7 @@ impl<'s, A: Actor> Spawn<'s, A> {
         factory: impl FnOnce() -> A + Send + 'static,
         prepared: Option<Arc<ActorCell<A>>>,
     ) -> Self {
+        let system = Arc::clone(&system.inner);
         Self::with_build(system, Box::new(factory), true, prepared)
     }
 
@@ -114,19 +130,21 @@ impl<'s, A: Actor> Spawn<'s, A> {
     where
         A: Send,
     {
+        let system = Arc::clone(&system.inner);
         Self::with_build(system, Box::new(move || actor), false, Some(cell))
     }
 
     fn with_build(
-        system: &'s System,
+        system: Arc<SystemInner>,
         build: Build<A>,
         thread_bound: bool,
         prepared: Option<Arc<ActorCell<A>>>,
     ) -> Self {
-        let c = &system.inner.config;
+        let c = &system.config;
         Spawn {
             placement: Placement::new(),
-            system,
+            name: None,
+            _system: PhantomData,
             build,
             thread_bound,
             prepared,
@@ -137,7 +155,52 @@ impl<'s, A: Actor> Spawn<'s, A> {
                 idle: c.idle,
                 max_batch: c.max_batch.max(1),
             },
+            system,
         }
+    }
+
+    /// This actor's instance name, shown wherever the actor is named:
+    /// errors (`book-a(Strategy#3) has stopped`), dead letters, deadlock
+    /// cycles, [`Addr::stats`], `Debug`, the [`ShutdownReport`], and its
+    /// thread (`kaspar:book-a`; the OS may shorten a thread's name). Without
+    /// one, an actor is named by its type name and id alone.
+    ///
+    /// The name is stored once and read only off the delivery paths: a
+    /// named actor's `send`, `fast_send` and run loop cost what an unnamed
+    /// one's do. Names need not be unique; the id still is.
+    ///
+    /// ```
+    /// use kaspar::prelude::*;
+    ///
+    /// #[actor]
+    /// pub struct Strategy;
+    /// #[actor]
+    /// impl Strategy {
+    ///     #[handler(u32)]
+    ///     fn tick(&mut self, _t: u32, _c: &mut Ctx<Self>) {}
+    /// }
+    ///
+    /// let system = System::new();
+    /// let a = system.spawn(Strategy).name("momentum").start();
+    /// a.stop();
+    /// # while !a.is_stopped() { std::thread::yield_now(); }
+    /// let err = a.fast_send(1u32).unwrap_err();
+    /// assert_eq!(err.to_string(), format!("momentum(Strategy{:?}) has stopped; message handed back", a.id()));
+    /// system.shutdown();
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `name` is empty or holds a NUL character (a thread cannot be named
+    /// so), and for an actor made by [`System::prepare`], whose address is
+    /// out already with the type name alone.
+    ///
+    /// [`ShutdownReport`]: crate::ShutdownReport
+    #[track_caller]
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.assert_fresh("name", "a prepared actor is named by its type and id");
+        self.name = Some(checked_name(name.into()));
+        self
     }
 
     /// What a panic in one of this actor's handlers does (default:
@@ -233,7 +296,12 @@ impl<'s, A: Actor> Spawn<'s, A> {
     fn launch(self) -> (Addr<A>, mpsc::Receiver<PlacementOutcome>) {
         let cell = match self.prepared {
             Some(cell) => cell,
-            None => Arc::new(vacant_cell(self.system, self.mailbox, self.policy)),
+            None => Arc::new(vacant_cell(
+                &self.system,
+                self.mailbox,
+                self.policy,
+                self.name,
+            )),
         };
         if let Some(policy) = self.supervision {
             cell.sup.set(policy);
@@ -248,15 +316,13 @@ impl<'s, A: Actor> Spawn<'s, A> {
             build: self.build,
             thread_bound: self.thread_bound,
         };
-        let spawned = spawn_thread(
-            format!("kaspar:{}{:?}", <A as ActorConfig>::NAME, cell.id),
-            self.placement,
-            move || run_loop::run(thread_cell, looping, init),
-        );
+        let target = cell.target();
+        let spawned = spawn_thread(thread_name(&target), self.placement, move || {
+            run_loop::run(thread_cell, looping, init)
+        });
         let close_cell = Arc::clone(&cell);
         self.system.register(Running {
-            id: cell.id,
-            name: <A as ActorConfig>::NAME,
+            target,
             close: Box::new(move || close_cell.inbox.close()),
             thread: spawned.thread,
             done: spawned.done,
@@ -268,16 +334,43 @@ impl<'s, A: Actor> Spawn<'s, A> {
 /// A standalone actor's cell without its state: the address exists, sends
 /// queue up, and the state comes with the actor's thread.
 pub(crate) fn vacant_cell<A: Actor>(
-    system: &System,
+    system: &Arc<SystemInner>,
     mailbox: MailboxKind,
     policy: CyclePolicy,
+    name: Option<Arc<str>>,
 ) -> ActorCell<A> {
-    let inner = &system.inner;
     ActorCell::vacant(
         Arc::new(ActorLock::new(false)),
         policy,
         Inbox::Own(Mailbox::new(mailbox)),
-        inner.config.clock.clone(),
-        inner.dead.clone(),
+        system.config.clock.clone(),
+        system.dead.clone(),
+        instance_of(system, name),
     )
+}
+
+/// What a cell of `system` knows of itself: `name`, and a weak handle on
+/// `system` for its handlers' `Ctx::spawn`.
+pub(crate) fn instance_of(system: &Arc<SystemInner>, name: Option<Arc<str>>) -> Instance {
+    let strong: Arc<dyn std::any::Any + Send + Sync> = system.clone();
+    Instance::new(name, Arc::downgrade(&strong))
+}
+
+/// An instance name as given to `name`, checked.
+#[track_caller]
+pub(crate) fn checked_name(name: Arc<str>) -> Arc<str> {
+    assert!(!name.is_empty(), "kaspar: an actor's name cannot be empty");
+    assert!(
+        !name.contains('\0'),
+        "kaspar: an actor's name cannot hold a NUL character (it names a thread): {name:?}"
+    );
+    name
+}
+
+/// `kaspar:` and the instance name, or the type name and id.
+fn thread_name(target: &Target) -> String {
+    match &target.instance {
+        Some(name) => format!("kaspar:{name}"),
+        None => format!("kaspar:{}{:?}", target.name, target.id),
+    }
 }

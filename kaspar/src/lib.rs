@@ -140,6 +140,7 @@ pub use actor::ctx::Ctx;
 pub use actor::traits::{AccessMode, AccessRef, Actor, ActorConfig, Exclusive, Handler, Shared};
 pub use base::clock::{Clock, Time, VirtualClock};
 pub use base::ids::{ActorId, ClassId};
+pub use base::latency::{ClassLatency, LatencyStats};
 pub use base::stats::ActorStats;
 pub use base::timer::TimerId;
 pub use delivery::fast_send::Call;

@@ -1,10 +1,12 @@
 //! The bottom layer: what every other layer names and nothing here names
-//! back. Identities ([`ids`]), per-actor counters ([`stats`]), time as
-//! handlers see it ([`clock`], [`timer`]), and the synchronisation shim
-//! ([`sync`]) that swaps in loom's primitives under `cfg(loom)`.
+//! back. Identities ([`ids`]), per-actor counters ([`stats`]) and handler
+//! service times ([`latency`]), time as handlers see it ([`clock`],
+//! [`timer`]), and the synchronisation shim ([`sync`]) that swaps in loom's
+//! primitives under `cfg(loom)`.
 
 pub(crate) mod clock;
 pub(crate) mod ids;
+pub(crate) mod latency;
 pub(crate) mod stats;
 pub(crate) mod sync;
 pub(crate) mod timer;

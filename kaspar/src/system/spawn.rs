@@ -81,6 +81,7 @@ pub struct Spawn<'s, A: Actor> {
     mailbox: MailboxKind,
     policy: CyclePolicy,
     looping: LoopConfig,
+    latency: bool,
 }
 
 impl<A: Actor> fmt::Debug for Spawn<'_, A> {
@@ -90,6 +91,7 @@ impl<A: Actor> fmt::Debug for Spawn<'_, A> {
             .field("mailbox", &self.mailbox)
             .field("policy", &self.policy)
             .field("supervision", &self.supervision)
+            .field("latency", &self.latency)
             .finish()
     }
 }
@@ -137,7 +139,18 @@ impl<'s, A: Actor> Spawn<'s, A> {
                 idle: c.idle,
                 max_batch: c.max_batch.max(1),
             },
+            latency: false,
         }
+    }
+
+    /// Whether to record each handler run's service time, per message
+    /// class, for [`Addr::latency`] (default: off). On, the histograms
+    /// (about 30 KiB per handler) are allocated when the actor starts, and
+    /// each run costs two clock reads and a few stores, no allocation;
+    /// off, the delivery paths are exactly what they are without it.
+    pub fn record_latency(mut self, on: bool) -> Self {
+        self.latency = on;
+        self
     }
 
     /// What a panic in one of this actor's handlers does (default:
@@ -235,6 +248,9 @@ impl<'s, A: Actor> Spawn<'s, A> {
             Some(cell) => cell,
             None => Arc::new(vacant_cell(self.system, self.mailbox, self.policy)),
         };
+        if self.latency {
+            cell.record_latency();
+        }
         if let Some(policy) = self.supervision {
             cell.sup.set(policy);
         }

@@ -84,7 +84,8 @@ impl<A: Actor> Addr<A> {
         self.cell.inbox.close();
     }
 
-    /// A snapshot of the actor's counters.
+    /// A snapshot of the actor's counters. Handler service times are
+    /// apart, in [`latency`](Self::latency).
     pub fn stats(&self) -> ActorStats {
         self.cell.stats.snapshot()
     }

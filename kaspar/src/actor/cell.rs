@@ -13,7 +13,8 @@
 //!    try-lock, and on failure the operation's wait strategy, preceded by
 //!    the cross-thread deadlock check;
 //! 3. the flags check: refused if stopped or halted by supervision; a
-//!    restart left pending by a nested panic is performed here;
+//!    restart left pending by a nested panic is performed here, and an
+//!    actor that records latency has its handler timed from here on;
 //! 4. the frame push.
 //!
 //! Soundness rests on one invariant: *an actor's state is borrowed on a

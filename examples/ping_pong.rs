@@ -6,7 +6,12 @@
 //! 2. `fast_send` round trips: the main thread runs `Ponger`'s handler
 //!    itself and gets the `Pong` back by value.
 //!
-//! Run: `cargo run --release --example ping_pong [round_trips]`
+//! Both actors record their handlers' service times
+//! (`Spawn::record_latency`), printed per message class at the end. That
+//! costs two clock reads per handler run; `--no-latency` leaves it off, to
+//! see the rates without it.
+//!
+//! Run: `cargo run --release --example ping_pong [round_trips] [--no-latency]`
 
 use std::sync::mpsc;
 use std::time::Instant;
@@ -64,13 +69,18 @@ impl Pinger {
 }
 
 fn main() {
-    let rounds: u64 = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(200_000);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let timed = !args.iter().any(|a| a == "--no-latency");
+    let rounds: u64 = args.iter().find_map(|s| s.parse().ok()).unwrap_or(200_000);
     let system = System::new();
-    let ponger = system.spawn(Ponger { pings: 0 }).start();
-    let pinger = system.spawn(Pinger { game: None }).start();
+    let ponger = system
+        .spawn(Ponger { pings: 0 })
+        .record_latency(timed)
+        .start();
+    let pinger = system
+        .spawn(Pinger { game: None })
+        .record_latency(timed)
+        .start();
 
     let (done, finished) = mpsc::channel();
     let t = Instant::now();
@@ -95,7 +105,11 @@ fn main() {
 
     let async_rate = rounds as f64 / async_secs;
     let sync_rate = rounds as f64 / sync_secs;
-    println!("round trips: {rounds} each way, {} cores", cores());
+    println!(
+        "round trips: {rounds} each way, {} cores, handler timing {}",
+        cores(),
+        if timed { "on" } else { "off" }
+    );
     println!(
         "async request/reply (two threads): {:>12.0} round trips/s  ({:.0} ns each)",
         async_rate,
@@ -109,6 +123,12 @@ fn main() {
     println!("fast_send / async: {:.0}x", sync_rate / async_rate);
     system.shutdown();
     assert_eq!(ponger.stats().handled, 2 * rounds);
+    // After the shutdown: every run is recorded, and nothing runs any more.
+    for (name, latency) in [("Ponger", ponger.latency()), ("Pinger", pinger.latency())] {
+        if let Some(latency) = latency {
+            println!("\n{name}: handler service times\n{latency}");
+        }
+    }
 }
 
 fn cores() -> usize {

@@ -54,6 +54,9 @@
 //! * [`Simulation`] (and, with the `journal` feature, `journal`): the same
 //!   group on virtual time, replayed deterministically.
 //! * [`mailbox`]: the four queues and how to choose; [`pool`]: `Pooled<T>`.
+//! * [`Addr::stats`] and [`Addr::latency`]: an actor's counters, and its
+//!   handlers' service times per message class (when spawned with
+//!   [`Spawn::record_latency`]).
 //! * [`Supervision`] and [`DeadLetters`]: what happens after a panic, and
 //!   where undeliverable messages go. [`Placement`]: CPU affinity and
 //!   `SCHED_FIFO` for actor threads.
@@ -144,6 +147,7 @@ pub use actor::traits::{
 };
 pub use base::clock::{Clock, Time, VirtualClock};
 pub use base::ids::{ActorId, ClassId};
+pub use base::latency::{ClassLatency, LatencyStats};
 pub use base::stats::ActorStats;
 pub use base::timer::TimerId;
 pub use delivery::fast_send::Call;

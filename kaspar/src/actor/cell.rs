@@ -13,7 +13,8 @@
 //!    try-lock, and on failure the operation's wait strategy, preceded by
 //!    the cross-thread deadlock check;
 //! 3. the flags check: refused if stopped or halted by supervision; a
-//!    restart left pending by a nested panic is performed here;
+//!    restart left pending by a nested panic is performed here, and an
+//!    actor that records latency has its handler timed from here on;
 //! 4. the frame push.
 //!
 //! Soundness rests on one invariant: *an actor's state is borrowed on a
@@ -25,12 +26,14 @@
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::actor::instance::Instance;
 use crate::actor::restart;
 use crate::actor::traits::{AccessMode, AccessRef, Actor, ActorConfig};
 use crate::base::clock::Clock;
 use crate::base::ids::{ActorId, ClassId};
+use crate::base::latency::Latencies;
 use crate::base::stats::{SharedCounters, Stats};
 use crate::base::sync::{AtomicU8, AtomicUsize, Ordering};
 use crate::error::SendError;
@@ -65,12 +68,19 @@ pub(crate) const RESTART_PENDING: u8 = 4;
 /// started yet, or its thread-bound state was dropped on its own thread
 /// when it stopped. Entries are refused.
 pub(crate) const VACANT: u8 = 8;
+/// `flags` bit: handler service times are recorded (`stats.latency` is
+/// set). Set by the spawner, never cleared. Riding in `flags` sends a timed
+/// actor's entries down the out-of-line flagged path, so an untimed
+/// actor's entry tests exactly what it tested before timing existed.
+pub(crate) const TIMED: u8 = 16;
 
 pub(crate) struct ActorCell<A: Actor> {
     lock: Arc<ActorLock>,
-    /// `STOPPED | HALTED | RESTART_PENDING | VACANT`, written only by the lock
-    /// holder (so a `Relaxed` read under the lock sees the latest value).
-    /// Zero on the fast path: entry tests it once.
+    /// `STOPPED | HALTED | RESTART_PENDING | VACANT | TIMED`, written only
+    /// by the lock holder (so a `Relaxed` read under the lock sees the
+    /// latest value), except `TIMED`, which the spawner may set at any
+    /// time; every write is a read-modify-write, so none is lost. Zero on
+    /// the fast path: entry tests it once.
     flags: AtomicU8,
     pub(crate) stats: Stats,
     state: StateCell<A>,
@@ -196,6 +206,17 @@ impl<A: Actor> ActorCell<A> {
             home: AtomicUsize::new(0),
             instance,
         }
+    }
+
+    /// Records handler service times from now on: allocates one histogram
+    /// per message class and sets [`TIMED`]. For the spawner, before the
+    /// actor's thread starts; an entry that read the flags just before is
+    /// not timed.
+    pub(crate) fn record_latency(&self) {
+        self.stats
+            .latency
+            .get_or_init(|| Latencies::new(A::CLASSES.len()));
+        self.flags.fetch_or(TIMED, Ordering::Release);
     }
 
     pub(crate) fn target(&self) -> Target {
@@ -363,6 +384,26 @@ impl<A: Actor> ActorCell<A> {
         };
         let flags = self.flags.load(Ordering::Relaxed);
         if flags != 0 {
+            return self.run_flagged(entered, flags, class, carry, f);
+        }
+        entered.count(class);
+        Ok(f(&mut entered, carry))
+    }
+
+    /// [`run_entered`](Self::run_entered) for an actor with some flag set:
+    /// the admission check unless `TIMED` is the only flag, and the handler
+    /// timed if the actor records latency.
+    #[cold]
+    #[inline(never)]
+    fn run_flagged<C, R>(
+        &self,
+        mut entered: Entered<'_, A>,
+        flags: u8,
+        class: ClassId,
+        carry: C,
+        f: impl FnOnce(&mut Entered<'_, A>, C) -> R,
+    ) -> Result<R, (Refusal, C)> {
+        if flags & !TIMED != 0 {
             if let Err(refusal) = entered.admit(flags) {
                 // Dropping the entry pops the frame (and the caller's
                 // `Release` lets go of a lock this entry took).
@@ -370,7 +411,15 @@ impl<A: Actor> ActorCell<A> {
             }
         }
         entered.count(class);
-        Ok(f(&mut entered, carry))
+        let latency = match self.stats.latency.get() {
+            Some(latency) if class != ClassId::LIFECYCLE => latency,
+            _ => return Ok(f(&mut entered, carry)),
+        };
+        let start = Instant::now();
+        let out = f(&mut entered, carry);
+        // Still under the entry, so still the only writer.
+        latency.record(class, start.elapsed());
+        Ok(out)
     }
 
     #[cold]
@@ -587,8 +636,9 @@ impl<'a, A: Actor> Entered<'a, A> {
         }
     }
 
-    /// Off the fast path (some flag is set): whether the entry may run its
-    /// handler. Performs a restart left pending by a nested panic.
+    /// Off the fast path (some flag other than [`TIMED`] is set): whether
+    /// the entry may run its handler. Performs a restart left pending by a
+    /// nested panic.
     #[cold]
     #[inline(never)]
     fn admit(&mut self, flags: u8) -> Result<(), Refusal> {

@@ -1,13 +1,14 @@
 //! The bottom layer: what every other layer names and nothing here names
-//! back. Identities ([`ids`]), per-actor counters ([`stats`]), time as
-//! handlers see it ([`clock`], [`timer`]), the synchronisation shim
-//! ([`sync`]) that swaps in loom's primitives under `cfg(loom)`, and the
-//! bounded spin-then-yield every waiter uses before it sleeps
-//! ([`backoff`]).
+//! back. Identities ([`ids`]), per-actor counters ([`stats`]) and handler
+//! service times ([`latency`]), time as handlers see it ([`clock`],
+//! [`timer`]), the synchronisation shim ([`sync`]) that swaps in loom's
+//! primitives under `cfg(loom)`, and the bounded spin-then-yield every
+//! waiter uses before it sleeps ([`backoff`]).
 
 pub(crate) mod backoff;
 pub(crate) mod clock;
 pub(crate) mod ids;
+pub(crate) mod latency;
 pub(crate) mod stats;
 pub(crate) mod sync;
 pub(crate) mod timer;

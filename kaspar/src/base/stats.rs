@@ -8,8 +8,9 @@
 //! threads write. Counters of refusals and fallbacks are off the fast path,
 //! written by any thread, and use `fetch_add`.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use crate::base::latency::Latencies;
 use crate::base::sync::{AtomicU64, Ordering::Relaxed};
 
 use crossbeam_utils::CachePadded;
@@ -105,6 +106,10 @@ impl SharedCounters {
 pub(crate) struct Stats {
     pub(crate) locked: CachePadded<LockedCounters>,
     pub(crate) shared: CachePadded<SharedCounters>,
+    /// Handler service times per class, once the actor was spawned with
+    /// `record_latency(true)`. Set once by the spawner, which may be after
+    /// the address is out (`System::prepare`), hence a `OnceLock`.
+    pub(crate) latency: OnceLock<Latencies>,
 }
 
 impl Stats {

@@ -13,8 +13,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
+use std::time::Instant;
 
-use crate::actor::cell::{ActorCell, Held, STOPPED, VACANT};
+use crate::actor::cell::{ActorCell, Held, STOPPED, TIMED, VACANT};
 use crate::actor::ctx::Ctx;
 use crate::actor::restart;
 use crate::actor::traits::Actor;
@@ -141,12 +142,35 @@ pub(crate) fn start_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
 /// Handles one queued message under `held`, seeding the chain with it.
 #[inline]
 pub(crate) fn serve_one<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg) {
-    if cell.flags() != 0 || cell.sup.dead.is_abandoned() {
+    let flags = cell.flags();
+    if flags != 0 || cell.sup.dead.is_abandoned() {
         if let Some(reason) = restart::before_queued(cell, held) {
             cell.sup.dead.post_queued(cell, msg, reason);
             return;
         }
+        if flags & TIMED != 0 {
+            return serve_timed(cell, held, msg);
+        }
     }
+    handle_queued(cell, held, msg);
+}
+
+/// [`serve_one`] for an actor that records latency: the handler's run is
+/// timed, from entry to the reply handed to its route.
+#[cold]
+#[inline(never)]
+fn serve_timed<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg) {
+    let start = Instant::now();
+    let class = handle_queued(cell, held, msg);
+    if let Some(latency) = cell.stats.latency.get() {
+        // Still under `held`: the only writer.
+        latency.record(class, start.elapsed());
+    }
+}
+
+/// Enters for `msg`, runs its handler, routes its reply; returns its class.
+#[inline(always)]
+fn handle_queued<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg) -> ClassId {
     let class = A::class_of(&msg);
     let mut entered = cell.enter_held(held, class);
     let mut ctx = Ctx::new(cell);
@@ -156,6 +180,7 @@ pub(crate) fn serve_one<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg
     if let Err(payload) = run {
         restart::on_panic(&mut entered, class, payload);
     }
+    class
 }
 
 /// Handles a drained batch under one lock acquisition.

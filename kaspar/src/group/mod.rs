@@ -98,7 +98,14 @@ pub trait GroupSpec: Sized + Send + 'static {
 pub(crate) struct GroupCore<G: GroupSpec> {
     mailbox: Mailbox<G::Msg>,
     tap: GroupTap,
+    /// One switch per member that turns on its latency recording
+    /// ([`record_latency`]). Filled while the members are made, which may
+    /// be long before the group is spawned (`System::prepare_group`). A
+    /// switch holds its member weakly: the member's cell owns this core.
+    timing: crate::base::sync::Mutex<Vec<LatencySwitch>>,
 }
+
+type LatencySwitch = Box<dyn Fn() + Send + Sync>;
 
 /// Where a group reports the timers that fire into it: nowhere, or a
 /// journal that records each firing in the group's queue order, so that a
@@ -227,7 +234,7 @@ impl<G: GroupSpec> GroupBuilder<'_, G> {
             wrap,
             unwrap,
         });
-        let cell = ActorCell::vacant(
+        let cell = Arc::new(ActorCell::vacant(
             Arc::clone(self.lock),
             A::POLICY.unwrap_or(self.policy),
             Inbox::Group {
@@ -237,8 +244,14 @@ impl<G: GroupSpec> GroupBuilder<'_, G> {
             self.clock.clone(),
             self.dead.clone(),
             self.instance.clone(),
-        );
-        Addr::from_cell(Arc::new(cell))
+        ));
+        let member = Arc::downgrade(&cell);
+        self.core.timing.lock().push(Box::new(move || {
+            if let Some(cell) = member.upgrade() {
+                cell.record_latency();
+            }
+        }));
+        Addr::from_cell(cell)
     }
 }
 
@@ -297,6 +310,7 @@ pub(crate) fn reserve<G: GroupSpec>(
     let core = Arc::new(GroupCore {
         mailbox,
         tap: GroupTap::default(),
+        timing: Default::default(),
     });
     let lock = Arc::new(ActorLock::new(true));
     let mut builder = GroupBuilder {
@@ -337,6 +351,13 @@ pub(crate) fn abandon<G: GroupSpec>(spec: &G, core: &GroupCore<G>, lock: &ActorL
             // Every member is stopped: each message becomes a dead letter.
             spec.dispatch(msg, &hold);
         }
+    }
+}
+
+/// Makes every member record its handlers' service times.
+pub(crate) fn record_latency<G: GroupSpec>(core: &GroupCore<G>) {
+    for switch in core.timing.lock().iter() {
+        switch();
     }
 }
 

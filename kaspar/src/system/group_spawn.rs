@@ -55,6 +55,7 @@ pub struct GroupSpawn<'s, G: GroupSpec> {
     mailbox: MailboxKind,
     policy: CyclePolicy,
     looping: LoopConfig,
+    latency: bool,
 }
 
 impl<G: GroupSpec> fmt::Debug for GroupSpawn<'_, G> {
@@ -65,6 +66,7 @@ impl<G: GroupSpec> fmt::Debug for GroupSpawn<'_, G> {
             .field("mailbox", &self.mailbox)
             .field("policy", &self.policy)
             .field("prepared", &self.prepared.is_some())
+            .field("latency", &self.latency)
             .finish()
     }
 }
@@ -116,7 +118,16 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
                 max_batch: c.max_batch.max(1),
             },
             system,
+            latency: false,
         }
+    }
+
+    /// [`Spawn::record_latency`](crate::Spawn::record_latency) for every
+    /// member: each member's [`Addr::latency`](crate::Addr::latency)
+    /// reports its own handlers. Also for a prepared group.
+    pub fn record_latency(mut self, on: bool) -> Self {
+        self.latency = on;
+        self
     }
 
     #[track_caller]
@@ -213,6 +224,9 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
             Some(parts) => parts,
             None => reserve(&self.system, self.mailbox, self.policy, self.name.clone()),
         };
+        if self.latency {
+            group::record_latency(&core);
+        }
         // The thread takes the lock over before anything else: no
         // synchronous caller gets into a member before its state and its
         // `started` hook.

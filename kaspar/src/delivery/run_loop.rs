@@ -34,10 +34,12 @@ pub(crate) struct LoopConfig {
 
 /// How a run loop's actor gets its state: `build` runs first thing on the
 /// actor's thread (it moves a state made elsewhere, or runs the user's
-/// factory). A `thread_bound` state lives only on that thread and is
-/// dropped there when the actor stops.
+/// factory), under the lock the spawner handed over; `None` when the
+/// spawner filled the cell itself (no `started` hook, not thread-bound).
+/// A `thread_bound` state lives only on that thread and is dropped there
+/// when the actor stops.
 pub(crate) struct Init<A> {
-    pub(crate) build: Box<dyn FnOnce() -> A + Send>,
+    pub(crate) build: Option<Box<dyn FnOnce() -> A + Send>>,
     pub(crate) thread_bound: bool,
 }
 
@@ -55,12 +57,13 @@ pub(crate) fn run<A: Actor>(cell: Arc<ActorCell<A>>, config: LoopConfig, init: I
     // waits for this thread (the deadlock detector's view).
     let _consuming = cell.lock().consuming(chain::thread_token());
     let thread_bound = init.thread_bound;
-    {
+    if let Some(build) = init.build {
         // SAFETY: the spawner handed this lock over to this thread before
-        // starting it, and nothing else adopts it.
+        // starting it (it does whenever there is a `build`), and nothing
+        // else adopts it.
         let held = unsafe { Held::adopt(cell.lock()) };
         cell.bind_home(&held);
-        build_under(&cell, &held, init.build);
+        build_under(&cell, &held, build);
         if cell.flags() & STOPPED == 0 {
             start_under(&cell, &held);
         }

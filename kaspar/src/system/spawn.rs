@@ -322,14 +322,23 @@ impl<'s, A: Actor> Spawn<'s, A> {
         if let Some(policy) = self.supervision {
             cell.sup.set(policy);
         }
-        // The thread takes the lock over before anything else: no
-        // synchronous caller gets in before the state and `started`.
-        cell.lock().hand_over();
+        let build = if A::HAS_STARTED || self.thread_bound {
+            // The thread takes the lock over before anything else: no
+            // synchronous caller gets in before the state and `started`.
+            cell.lock().hand_over();
+            Some(self.build)
+        } else {
+            // Nothing runs before the first message: the state goes in
+            // here, and the actor is open to `fast_send` as `start` returns.
+            let held = cell.hold();
+            cell.fill(&held, (self.build)());
+            None
+        };
         let addr = Addr::from_cell(Arc::clone(&cell));
         let thread_cell = Arc::clone(&cell);
         let looping = self.looping;
         let init = Init {
-            build: self.build,
+            build,
             thread_bound: self.thread_bound,
         };
         let target = cell.target();

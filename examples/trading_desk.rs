@@ -1,0 +1,315 @@
+//! A trading desk: a feed fans quotes out to two strategy types through
+//! `Recipient<Quote>`, the strategies send orders to a risk check, and risk
+//! passes what it approves to an order gateway on its own thread.
+//!
+//! ```text
+//!  main ──send(Tick)──▶ ┌─────────────── group `Desk`, one thread ───────────────┐
+//!                       │ Feed ──fast_send──▶ MeanRevert ─┐                       │
+//!                       │      └─fast_send──▶ Momentum  ──┴─fast_send──▶ Risk ────┼─send──▶ Gateway
+//!                       └─────────────────────────────────────────────────────────┘
+//! ```
+//!
+//! What it shows:
+//!
+//! * **Wiring before the first message.** Every member needs another's
+//!   address in its state. `System::prepare_group` hands out the members'
+//!   addresses first; the states are built with them; no wiring message
+//!   exists, and the first tick finds everything in place.
+//! * **Type-erased fan-out.** The feed holds `Vec<Recipient<Quote>>`: two
+//!   different strategy types behind one handle type.
+//! * **Thread-bound state.** `Risk` keeps its ledger in an `Rc<RefCell<..>>`
+//!   (not `Send`). `#[actor(thread_bound)]` plus `spawn_group_with` builds
+//!   the whole desk on the group's thread, where it stays.
+//! * **Names and latency.** The gateway is named; the desk records each
+//!   handler's service time, printed per message class at the end.
+//!
+//! Run: `cargo run --release --example trading_desk [ticks]`
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use kaspar::prelude::*;
+use kaspar_suite::rng::XorShift;
+
+/// Market data from outside the desk.
+pub struct Tick {
+    pub instrument: u32,
+    pub mid: i64,
+}
+
+/// What the feed publishes to every strategy.
+#[derive(Clone, Copy, Debug)]
+pub struct Quote {
+    pub instrument: u32,
+    pub bid: i64,
+    pub ask: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Buy,
+    Sell,
+}
+
+/// A strategy's order, checked by risk before it goes out.
+#[derive(Clone, Copy, Debug)]
+pub struct Order {
+    pub strategy: &'static str,
+    pub instrument: u32,
+    pub side: Side,
+    pub qty: i64,
+    pub price: i64,
+}
+
+/// Asks risk for its counts: (approved, rejected).
+pub struct Summary;
+/// Asks the gateway how many orders it sent.
+pub struct Sent;
+
+#[actor]
+pub struct Feed {
+    strategies: Vec<Recipient<Quote>>,
+    spread: i64,
+}
+
+#[actor]
+impl Feed {
+    #[handler(Tick)]
+    fn tick(&mut self, t: Tick, _ctx: &mut Ctx<Self>) {
+        let q = Quote {
+            instrument: t.instrument,
+            bid: t.mid - self.spread,
+            ask: t.mid + self.spread,
+        };
+        for s in &self.strategies {
+            // Same thread (one group): each strategy runs inline, now.
+            s.fast_send(q).expect("strategies run on the desk's thread");
+        }
+    }
+}
+
+/// Fades moves away from a slow moving average.
+#[actor]
+pub struct MeanRevert {
+    risk: Addr<Risk>,
+    average: HashMap<u32, i64>,
+}
+
+#[actor]
+impl MeanRevert {
+    #[handler(Quote)]
+    fn quote(&mut self, q: Quote, _ctx: &mut Ctx<Self>) {
+        let mid = (q.bid + q.ask) / 2;
+        let avg = self.average.entry(q.instrument).or_insert(mid);
+        let side = if mid > *avg + 20 {
+            Some((Side::Sell, q.bid))
+        } else if mid < *avg - 20 {
+            Some((Side::Buy, q.ask))
+        } else {
+            None
+        };
+        *avg += (mid - *avg) / 16;
+        if let Some((side, price)) = side {
+            self.risk
+                .fast_send(Order {
+                    strategy: "mean_revert",
+                    instrument: q.instrument,
+                    side,
+                    qty: 1,
+                    price,
+                })
+                .expect("risk runs on the desk's thread");
+        }
+    }
+}
+
+/// Follows three moves in a row.
+#[actor]
+pub struct Momentum {
+    risk: Addr<Risk>,
+    last: HashMap<u32, (i64, i32)>,
+}
+
+#[actor]
+impl Momentum {
+    #[handler(Quote)]
+    fn quote(&mut self, q: Quote, _ctx: &mut Ctx<Self>) {
+        let mid = (q.bid + q.ask) / 2;
+        let (last, run) = self.last.entry(q.instrument).or_insert((mid, 0));
+        *run = match mid.cmp(last) {
+            std::cmp::Ordering::Greater => (*run).max(0) + 1,
+            std::cmp::Ordering::Less => (*run).min(0) - 1,
+            std::cmp::Ordering::Equal => *run,
+        };
+        *last = mid;
+        if run.abs() >= 3 {
+            let (side, price) = if *run > 0 {
+                (Side::Buy, q.ask)
+            } else {
+                (Side::Sell, q.bid)
+            };
+            *run = 0;
+            self.risk
+                .fast_send(Order {
+                    strategy: "momentum",
+                    instrument: q.instrument,
+                    side,
+                    qty: 2,
+                    price,
+                })
+                .expect("risk runs on the desk's thread");
+        }
+    }
+}
+
+/// Position per instrument, shared with whatever else lives on the desk's
+/// thread: an `Rc`, so `Risk` is thread-bound.
+type Ledger = Rc<RefCell<HashMap<u32, i64>>>;
+
+#[actor(thread_bound)]
+pub struct Risk {
+    ledger: Ledger,
+    limit: i64,
+    gateway: Addr<Gateway>,
+    approved: u64,
+    rejected: u64,
+}
+
+#[actor]
+impl Risk {
+    #[handler(Order)]
+    fn order(&mut self, o: Order, _ctx: &mut Ctx<Self>) {
+        let signed = match o.side {
+            Side::Buy => o.qty,
+            Side::Sell => -o.qty,
+        };
+        let mut ledger = self.ledger.borrow_mut();
+        let position = ledger.entry(o.instrument).or_insert(0);
+        if (*position + signed).abs() > self.limit {
+            self.rejected += 1;
+            return;
+        }
+        *position += signed;
+        self.approved += 1;
+        // Another thread: queued, handed back if the gateway has stopped.
+        self.gateway.send(o).expect("gateway running");
+    }
+
+    #[handler(Summary)]
+    fn summary(&mut self, _s: Summary, _ctx: &mut Ctx<Self>) -> (u64, u64) {
+        (self.approved, self.rejected)
+    }
+}
+
+#[actor]
+pub struct Gateway {
+    sent: u64,
+    notional: i64,
+}
+
+#[actor]
+impl Gateway {
+    #[handler(Order)]
+    fn order(&mut self, o: Order, _ctx: &mut Ctx<Self>) {
+        self.sent += 1;
+        self.notional += o.qty * o.price;
+    }
+
+    #[handler(Sent)]
+    fn sent(&mut self, _s: Sent, _ctx: &mut Ctx<Self>) -> (u64, i64) {
+        (self.sent, self.notional)
+    }
+}
+
+#[group]
+pub struct Desk {
+    pub feed: Addr<Feed>,
+    pub mean_revert: Addr<MeanRevert>,
+    pub momentum: Addr<Momentum>,
+    pub risk: Addr<Risk>,
+}
+
+fn main() {
+    let ticks: u64 = std::env::args()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200_000);
+    let system = System::new();
+    let gateway = system
+        .spawn(Gateway {
+            sent: 0,
+            notional: 0,
+        })
+        .name("gateway-xnas")
+        .start();
+
+    // Addresses first, then the states that hold them.
+    let prepared = system.prepare_group::<Desk>();
+    let peers = prepared.group();
+    let to_gateway = gateway.clone();
+    let desk = prepared
+        .spawn_with(move || {
+            // Runs on the desk's thread: the `Rc` is made where it lives.
+            let ledger: Ledger = Rc::new(RefCell::new(HashMap::new()));
+            (
+                Feed {
+                    strategies: vec![peers.mean_revert.recipient(), peers.momentum.recipient()],
+                    spread: 1,
+                },
+                MeanRevert {
+                    risk: peers.risk.clone(),
+                    average: HashMap::new(),
+                },
+                Momentum {
+                    risk: peers.risk.clone(),
+                    last: HashMap::new(),
+                },
+                Risk {
+                    ledger,
+                    limit: 50,
+                    gateway: to_gateway,
+                    approved: 0,
+                    rejected: 0,
+                },
+            )
+        })
+        .record_latency(true)
+        .start();
+
+    // Ticks go in from this thread; the first one finds the desk wired.
+    let mut rng = XorShift::new(7);
+    let mut mids = [10_000i64, 25_000, 4_000];
+    let started = std::time::Instant::now();
+    for i in 0..ticks {
+        let instrument = (i % 3) as u32;
+        mids[instrument as usize] += rng.range(-3, 4);
+        desk.feed
+            .send(Tick {
+                instrument,
+                mid: mids[instrument as usize],
+            })
+            .expect("desk running");
+    }
+    // One queue, FIFO per sender: this ask is handled after every tick.
+    let (approved, rejected) = desk.risk.ask(Summary).unwrap().wait().unwrap();
+    let elapsed = started.elapsed();
+    // Risk queued each approved order before it answered, so this ask
+    // lands behind all of them.
+    let (sent, notional) = gateway.ask(Sent).unwrap().wait().unwrap();
+    assert_eq!(sent, approved, "every approved order reached the gateway");
+
+    println!(
+        "{ticks} ticks in {:.1} ms: {approved} orders approved, {rejected} rejected, notional {notional}",
+        elapsed.as_secs_f64() * 1e3,
+    );
+    for (name, stats) in [
+        ("feed", desk.feed.latency()),
+        ("mean_revert", desk.mean_revert.latency()),
+        ("momentum", desk.momentum.latency()),
+        ("risk", desk.risk.latency()),
+    ] {
+        println!("\n{name}:\n{}", stats.expect("the desk records latency"));
+    }
+    system.shutdown();
+}

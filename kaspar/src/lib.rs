@@ -224,6 +224,19 @@ pub mod __loom {
             // SAFETY: forwarded from the caller.
             unsafe { self.0.release() }
         }
+        /// See `ActorLock::hand_over`.
+        pub fn hand_over(&self) {
+            self.0.hand_over()
+        }
+        /// See `ActorLock::adopt`.
+        ///
+        /// # Safety
+        ///
+        /// As `ActorLock::adopt`: the lock was handed over for the caller.
+        pub unsafe fn adopt(&self, me: usize) {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.0.adopt(me) }
+        }
         /// See `ActorLock::bump`.
         ///
         /// # Safety

@@ -121,3 +121,38 @@ fn loom_lock_bump_lets_a_waiter_in_between_two_messages_only() {
         assert_eq!(g.state.with(|s| unsafe { *s }), 3);
     });
 }
+
+/// `start`'s hand-over: the spawner acquires the lock for a thread that has
+/// not run yet; that thread adopts it, fills the state (its `#[started]`
+/// hook), and releases. A caller that races `start` waits for the lock and
+/// always finds the state filled: it never gets in before the hook.
+#[test]
+fn loom_lock_a_handed_over_lock_lets_nobody_in_before_the_adopter() {
+    model(|| {
+        let g = Arc::new(Guarded::default());
+        g.lock.hand_over();
+        assert!(
+            !g.lock.held_by(1) && !g.lock.held_by(2),
+            "held for nobody yet"
+        );
+        let adopter = Arc::clone(&g);
+        let t = thread::spawn(move || {
+            // SAFETY: handed over for this thread just above; only it adopts.
+            unsafe { adopter.lock.adopt(2) };
+            adopter.handle(2); // the "started" hook: state 0 -> 1
+                               // SAFETY: adopted above, released once.
+            unsafe { adopter.lock.release() };
+        });
+        // Busy until the adopter releases; after that, free.
+        if !g.lock.try_acquire(1) {
+            g.lock.park_acquire(1);
+        }
+        // SAFETY: this thread holds the lock.
+        let seen = g.state.with(|s| unsafe { *s });
+        assert_eq!(seen, 1, "the caller entered before the adopter's hook");
+        g.handle(1);
+        // SAFETY: acquired just above, released once.
+        unsafe { g.lock.release() };
+        t.join().unwrap();
+    });
+}

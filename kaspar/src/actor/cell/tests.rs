@@ -1,0 +1,216 @@
+//! The entry protocol, cell by cell: cycles, busy locks, stopped and
+//! vacant cells, and the accounting of each entry.
+
+use super::*;
+use crate::base::ids::ClassId;
+use crate::mailbox::{Mailbox, MailboxKind};
+
+pub struct Ping;
+
+#[crate::actor]
+pub struct Counter {
+    seen: u64,
+}
+
+#[crate::actor]
+impl Counter {
+    #[crate::handler(Ping)]
+    fn on_ping(&mut self, _msg: Ping, _ctx: &mut crate::Ctx<Self>) {
+        self.seen += 1;
+    }
+}
+
+const PING: ClassId = ClassId::new(0);
+
+fn cell() -> ActorCell<Counter> {
+    ActorCell::new(
+        Counter { seen: 0 },
+        Arc::new(ActorLock::new(false)),
+        CyclePolicy::Conservative,
+        Inbox::Own(Mailbox::new(MailboxKind::DEFAULT)),
+        Clock::System,
+        DeadLetters::new(),
+        Instance::detached(),
+    )
+}
+
+fn refusal<T>(r: Result<T, Refusal>) -> &'static str {
+    match r {
+        Ok(_) => "entered",
+        Err(Refusal::Cycle(_)) => "cycle",
+        Err(Refusal::Busy) => "busy",
+        Err(Refusal::Deadlock(_)) => "deadlock",
+        Err(Refusal::Closed) => "closed",
+        Err(Refusal::NotStarted) => "not started",
+        Err(Refusal::ThreadBound) => "thread-bound",
+    }
+}
+
+/// Enters `cell` for a `Ping` and returns what `f` saw.
+fn enter<T>(
+    cell: &ActorCell<Counter>,
+    class: ClassId,
+    policy: CyclePolicy,
+    wait: Wait,
+    f: impl FnOnce(&mut Entered<'_, Counter>) -> T,
+) -> Result<T, Refusal> {
+    cell.enter_with(class, policy, wait, (), |entered, ()| f(entered))
+        .map_err(|(refusal, ())| refusal)
+}
+
+#[test]
+fn an_entry_takes_the_lock_pushes_a_frame_and_undoes_both_after() {
+    let cell = cell();
+    let me = chain::thread_token();
+    enter(
+        &cell,
+        PING,
+        CyclePolicy::Conservative,
+        Wait::Try,
+        |entered| {
+            assert!(cell.lock.held_by(me));
+            assert_eq!(chain::snapshot().len(), 1);
+            crate::actor::traits::exclusive_ref::<Counter>(entered.access()).seen += 1;
+        },
+    )
+    .ok()
+    .unwrap();
+    assert_eq!(cell.lock.owner(), 0, "released after the entry");
+    assert!(chain::snapshot().is_empty(), "frame popped after the entry");
+    assert_eq!(
+        cell.stats.snapshot().handled,
+        1,
+        "a handler entry is counted"
+    );
+    // SAFETY: no entry is live.
+    assert_eq!(unsafe { (*cell.state.0.get()).as_ref().unwrap().seen }, 1);
+}
+
+#[test]
+fn a_second_entry_on_the_same_thread_is_a_cycle_and_leaves_the_lock_alone() {
+    let cell = cell();
+    enter(&cell, PING, CyclePolicy::Conservative, Wait::Park, |_| {
+        let owner = cell.lock.owner();
+        for policy in [CyclePolicy::Conservative, CyclePolicy::Permissive] {
+            assert_eq!(
+                refusal(enter(&cell, PING, policy, Wait::Park, |_| ())),
+                "cycle"
+            );
+            assert_eq!(cell.lock.owner(), owner, "still held by the outer entry");
+            assert_eq!(chain::snapshot().len(), 1, "the refused frame was popped");
+        }
+    })
+    .ok()
+    .unwrap();
+    assert_eq!(cell.stats.snapshot().cycles, 2);
+    assert_eq!(cell.stats.snapshot().handled, 1);
+}
+
+#[test]
+fn a_lock_held_by_another_thread_is_busy_for_a_try() {
+    let cell = Arc::new(cell());
+    let holder = Arc::clone(&cell);
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let t = std::thread::spawn(move || {
+        enter(&holder, PING, CyclePolicy::Conservative, Wait::Park, |_| {
+            held_tx.send(()).unwrap();
+            done_rx.recv().unwrap();
+        })
+        .ok()
+        .unwrap();
+    });
+    held_rx.recv().unwrap();
+    let busy = enter(&cell, PING, CyclePolicy::Conservative, Wait::Try, |_| ());
+    assert_eq!(refusal(busy), "busy");
+    assert!(
+        chain::snapshot().is_empty(),
+        "a refused entry leaves no frame"
+    );
+    done_tx.send(()).unwrap();
+    t.join().unwrap();
+    let free = enter(&cell, PING, CyclePolicy::Conservative, Wait::Try, |_| ());
+    assert_eq!(refusal(free), "entered");
+}
+
+#[test]
+fn a_stopped_actor_refuses_entry_and_releases_the_lock_it_took() {
+    let cell = cell();
+    {
+        let held = cell.hold();
+        cell.mark_stopped(&held);
+    }
+    let ran = enter(&cell, PING, CyclePolicy::Conservative, Wait::Park, |_| {
+        panic!("a stopped actor's handler ran")
+    });
+    assert_eq!(refusal(ran), "closed");
+    assert_eq!(cell.lock.owner(), 0);
+    assert!(chain::snapshot().is_empty());
+    assert_eq!(
+        cell.stats.snapshot().handled,
+        0,
+        "a refused entry is not counted"
+    );
+}
+
+#[test]
+fn a_vacant_cell_refuses_entry_until_filled_and_again_once_vacated() {
+    let cell = ActorCell::<Counter>::vacant(
+        Arc::new(ActorLock::new(false)),
+        CyclePolicy::Conservative,
+        Inbox::Own(Mailbox::new(MailboxKind::DEFAULT)),
+        Clock::System,
+        DeadLetters::new(),
+        Instance::detached(),
+    );
+    let early = enter(&cell, PING, CyclePolicy::Conservative, Wait::Park, |_| {
+        panic!("a vacant cell's handler ran")
+    });
+    assert_eq!(refusal(early), "not started");
+    assert_eq!(cell.lock.owner(), 0, "the refused entry released the lock");
+    {
+        let held = cell.hold();
+        cell.fill(&held, Counter { seen: 41 });
+    }
+    enter(
+        &cell,
+        PING,
+        CyclePolicy::Conservative,
+        Wait::Park,
+        |entered| {
+            crate::actor::traits::exclusive_ref::<Counter>(entered.access()).seen += 1;
+        },
+    )
+    .ok()
+    .unwrap();
+    let held = cell.hold();
+    cell.mark_stopped(&held);
+    let state = cell.vacate(&held).expect("filled above");
+    assert_eq!(state.seen, 42);
+    drop(held);
+    let late = enter(&cell, PING, CyclePolicy::Conservative, Wait::Park, |_| ());
+    assert_eq!(refusal(late), "closed");
+}
+
+#[test]
+fn a_lifecycle_entry_is_not_counted_as_handled() {
+    let cell = cell();
+    enter(
+        &cell,
+        ClassId::LIFECYCLE,
+        CyclePolicy::Conservative,
+        Wait::Park,
+        |_| (),
+    )
+    .ok()
+    .unwrap();
+    assert_eq!(cell.stats.snapshot().handled, 0);
+}
+
+#[test]
+#[should_panic(expected = "not its own")]
+fn entering_under_another_actors_hold_panics() {
+    let (a, b) = (cell(), cell());
+    let held = a.hold();
+    let _ = b.enter_held(&held, PING);
+}

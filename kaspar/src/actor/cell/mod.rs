@@ -531,89 +531,6 @@ impl<A: Actor> ActorCell<A> {
     }
 }
 
-/// A run loop's hold on an actor's (or a group's) lock for one batch of
-/// queued messages. The run loop's thread holds no other lock, so it cannot
-/// close a wait cycle and waits plainly.
-pub(crate) struct Held<'a> {
-    lock: &'a ActorLock,
-    me: usize,
-    /// A hold is released by the thread that took it.
-    _not_send: PhantomData<*const ()>,
-}
-
-impl<'a> Held<'a> {
-    /// Takes over `lock`, which the spawner acquired for this thread (see
-    /// [`ActorLock::hand_over`]).
-    ///
-    /// # Safety
-    ///
-    /// `lock` was handed over for the calling thread, and nothing else
-    /// adopts it.
-    pub(crate) unsafe fn adopt(lock: &'a ActorLock) -> Self {
-        let me = chain::thread_token();
-        // SAFETY: this function's contract.
-        unsafe { lock.adopt(me) };
-        Held {
-            lock,
-            me,
-            _not_send: PhantomData,
-        }
-    }
-
-    pub(crate) fn acquire(lock: &'a ActorLock) -> Self {
-        let me = chain::thread_token();
-        debug_assert!(
-            chain::snapshot().is_empty(),
-            "run loop entered with a chain"
-        );
-        lock.park_acquire(me);
-        Held {
-            lock,
-            me,
-            _not_send: PhantomData,
-        }
-    }
-
-    /// [`acquire`](Self::acquire) for a run loop that may find the lock held
-    /// by a synchronous caller: if it must wait, the wait is registered with
-    /// the deadlock detector (the caller might be waiting for this very run
-    /// loop, on an `ask`), without refusing: a run loop cannot back out, so
-    /// the waiter that can finds the cycle.
-    pub(crate) fn acquire_watched(
-        lock: &'a Arc<ActorLock>,
-        target: impl FnOnce() -> Target,
-    ) -> Self {
-        let me = chain::thread_token();
-        if !lock.try_acquire(me) {
-            let _registered = deadlock::register_wait(me, WaitOn::lock(lock), target);
-            lock.park_acquire(me);
-        }
-        Held {
-            lock,
-            me,
-            _not_send: PhantomData,
-        }
-    }
-
-    /// Lets a parked synchronous caller in between two messages.
-    #[inline]
-    pub(crate) fn bump(&self) {
-        // SAFETY: `self` was made by `acquire` on this thread and has not
-        // been dropped, so this thread holds the lock.
-        unsafe { self.lock.bump(self.me) };
-    }
-}
-
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        // SAFETY: `Held` is made only by `acquire`, which took the lock on
-        // this thread (`Held` is not `Send`, so it is dropped here too). `bump` returns with the lock
-        // held again, so it is still held here, and this drop releases the
-        // acquisition exactly once.
-        unsafe { self.lock.release() };
-    }
-}
-
 impl<'a, A: Actor> Entered<'a, A> {
     /// The handler's view of the state.
     #[inline(always)]
@@ -724,5 +641,8 @@ impl<'a, A: Actor> Entered<'a, A> {
     }
 }
 
+mod held;
 #[cfg(all(test, not(loom)))]
 mod tests;
+
+pub(crate) use held::Held;

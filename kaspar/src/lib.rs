@@ -127,6 +127,7 @@ mod guide {
         quick_start = "quick-start.md";
         actors_and_handlers = "actors-and-handlers.md";
         delivery = "delivery.md";
+        wiring = "wiring.md";
         transparency = "transparency.md";
         cycles_and_deadlocks = "cycles-and-deadlocks.md";
         supervision = "supervision.md";

@@ -125,6 +125,7 @@ mod guide {
     chapters! {
         introduction = "introduction.md";
         quick_start = "quick-start.md";
+        coming_from = "coming-from.md";
         actors_and_handlers = "actors-and-handlers.md";
         delivery = "delivery.md";
         wiring = "wiring.md";

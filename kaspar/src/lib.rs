@@ -125,8 +125,10 @@ mod guide {
     chapters! {
         introduction = "introduction.md";
         quick_start = "quick-start.md";
+        coming_from = "coming-from.md";
         actors_and_handlers = "actors-and-handlers.md";
         delivery = "delivery.md";
+        wiring = "wiring.md";
         transparency = "transparency.md";
         cycles_and_deadlocks = "cycles-and-deadlocks.md";
         supervision = "supervision.md";

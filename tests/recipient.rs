@@ -230,3 +230,54 @@ fn every_per_message_error_and_a_handlers_own_error_compose_with_question_mark()
     assert!(matches!(timeout, kaspar::Error::Timeout));
     system.shutdown();
 }
+
+mod request {
+    use kaspar::prelude::*;
+    use kaspar::Recipient;
+
+    pub struct Double(pub u64);
+    pub struct Total;
+
+    #[actor]
+    pub struct Doubler;
+    #[actor]
+    impl Doubler {
+        #[handler(Double)]
+        fn double(&mut self, d: Double, _c: &mut Ctx<Self>) -> u64 {
+            d.0 * 2
+        }
+    }
+
+    #[actor]
+    pub struct Sum {
+        total: u64,
+    }
+    #[actor]
+    impl Sum {
+        #[handler(u64)]
+        fn add(&mut self, n: u64, _c: &mut Ctx<Self>) {
+            self.total += n;
+        }
+        #[handler(Total)]
+        fn total(&mut self, _t: Total, _c: &mut Ctx<Self>) -> u64 {
+            self.total
+        }
+    }
+
+    #[test]
+    fn a_request_through_a_recipient_replies_into_the_requesters_mailbox() {
+        let system = System::new();
+        let doubler: Recipient<Double, u64> = system.spawn(Doubler).start().recipient();
+        let sum = system.spawn(Sum { total: 0 }).start();
+        for n in 1..=10 {
+            doubler.request(Double(n), &sum).unwrap();
+        }
+        // The doubler handles in order: once it has answered this ask, it
+        // has pushed all ten replies into `sum`'s queue, ahead of the next
+        // message from here.
+        assert_eq!(doubler.ask(Double(0)).unwrap().wait().unwrap(), 0);
+        let total = sum.ask(Total).unwrap().wait().unwrap();
+        assert_eq!(total, 110);
+        system.shutdown();
+    }
+}

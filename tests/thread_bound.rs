@@ -138,3 +138,61 @@ fn thread_bound_group_members_call_each_other_on_the_group_thread() {
     assert!(desk.book.fast_send(Depth).unwrap_err().is_thread_bound());
     system.shutdown();
 }
+
+pub struct Outer;
+pub struct Inner;
+
+/// Thread-bound but `Send`, so it may be spawned by value; re-enterable,
+/// so it can call itself synchronously on its own thread.
+#[actor(thread_bound, reentrant, policy = permissive)]
+pub struct Echo;
+
+#[actor]
+impl Echo {
+    #[handler(Outer)]
+    fn outer(&self, _o: Outer, ctx: &mut Ctx<Self>) -> bool {
+        ctx.myself().fast_send(Inner).is_ok()
+    }
+
+    #[handler(Inner)]
+    fn inner(&self, _i: Inner, _ctx: &mut Ctx<Self>) {}
+}
+
+#[test]
+fn a_thread_bound_actor_spawned_by_value_is_at_home_on_its_thread() {
+    let system = System::new();
+    let echo = system.spawn(Echo).start();
+    assert!(
+        echo.ask(Outer).unwrap().wait().unwrap(),
+        "its own thread was refused"
+    );
+    assert!(echo.fast_send(Inner).unwrap_err().is_thread_bound());
+    system.shutdown();
+}
+
+pub struct Open;
+
+#[actor]
+pub struct Opener {
+    books: Vec<Addr<RcBook>>,
+}
+
+#[actor]
+impl Opener {
+    #[handler(Open)]
+    fn open(&mut self, _o: Open, ctx: &mut Ctx<Self>) -> Addr<RcBook> {
+        let book = ctx.spawn_with(rc_book).start();
+        self.books.push(book.clone());
+        book
+    }
+}
+
+#[test]
+fn a_handler_spawns_a_thread_bound_actor_with_ctx_spawn_with() {
+    let system = System::new();
+    let opener = system.spawn(Opener { books: Vec::new() }).start();
+    let book = opener.ask(Open).unwrap().wait().unwrap();
+    book.send(Quote(1)).unwrap();
+    assert_eq!(book.ask(Depth).unwrap().wait().unwrap(), 1);
+    assert_eq!(system.shutdown().stopped.len(), 2);
+}

@@ -27,6 +27,7 @@ const REVIEWED: &[&str] = &[
     "Ctx::cancel",         //
     "Ctx::stop",           // stop accepting; queued messages still run
     "Ctx::spawn",          // a new actor in this actor's system: the same in every mode
+    "Ctx::spawn_with",     //
     "Ctx::spawn_group",    //
     "impl Debug for Ctx",  // prints the actor's name and id, nothing else
     // Addr: identity, delivery, supervision.

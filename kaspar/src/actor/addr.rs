@@ -154,7 +154,19 @@ impl<A: Actor> Addr<A> {
         A: Handler<M>,
         S: Handler<<A as Handler<M>>::Reply>,
     {
-        let sink: Arc<dyn ReplySink<<A as Handler<M>>::Reply>> = reply_to.cell.clone();
+        self.request_into(msg, reply_to.cell.clone())
+    }
+
+    /// [`request`](Self::request) with the reply's route already erased
+    /// (what a [`Recipient`](crate::Recipient) has).
+    pub(crate) fn request_into<M>(
+        &self,
+        msg: M,
+        sink: Arc<dyn ReplySink<<A as Handler<M>>::Reply>>,
+    ) -> Result<(), SendError<M>>
+    where
+        A: Handler<M>,
+    {
         self.push(<A as Handler<M>>::envelope(msg, ReplyTo::actor(sink)))
     }
 

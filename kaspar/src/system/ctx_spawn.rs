@@ -1,4 +1,5 @@
-//! Spawning from a handler: `Ctx::spawn` and `Ctx::spawn_group`. They live
+//! Spawning from a handler: `Ctx::spawn`, `Ctx::spawn_with` and
+//! `Ctx::spawn_group`. They live
 //! here, with the builders they return, because the actor layer (where
 //! `Ctx` is) sits below the system layer and cannot name it; the cell
 //! holds its system type-erased, and this is where it is recovered.
@@ -67,6 +68,17 @@ impl<A: Actor> Ctx<'_, A> {
     /// [`System::shutdown`]: crate::System::shutdown
     pub fn spawn<B: Actor + Send>(&self, actor: B) -> Spawn<'static, B> {
         Spawn::into_system(system_of(self.instance()), actor)
+    }
+
+    /// Like [`spawn`](Self::spawn), with the state built by `factory` on
+    /// the new actor's own thread, as
+    /// [`System::spawn_with`](crate::System::spawn_with) does (for a
+    /// `#[actor(thread_bound)]` state that is not `Send`).
+    pub fn spawn_with<B: Actor>(
+        &self,
+        factory: impl FnOnce() -> B + Send + 'static,
+    ) -> Spawn<'static, B> {
+        Spawn::built_into(system_of(self.instance()), factory)
     }
 
     /// Prepares a group in the system this actor runs in, as

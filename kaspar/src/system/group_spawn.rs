@@ -181,7 +181,10 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
     /// since then.
     #[track_caller]
     pub fn policy(mut self, policy: CyclePolicy) -> Self {
-        self.assert_fresh("policy", "choose it with `System::prepare_group_with`");
+        self.assert_fresh(
+            "policy",
+            "declare it per member with `#[actor(policy = ...)]`, or set `SystemConfig::policy`",
+        );
         self.policy = policy;
         self
     }

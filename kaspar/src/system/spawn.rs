@@ -119,6 +119,13 @@ impl<'s, A: Actor> Spawn<'s, A> {
         Self::with_build(system, Box::new(move || actor), false, None)
     }
 
+    pub(crate) fn built_into(
+        system: Arc<SystemInner>,
+        factory: impl FnOnce() -> A + Send + 'static,
+    ) -> Self {
+        Self::with_build(system, Box::new(factory), true, None)
+    }
+
     pub(crate) fn built_by(
         system: &'s System,
         factory: impl FnOnce() -> A + Send + 'static,
@@ -298,7 +305,9 @@ impl<'s, A: Actor> Spawn<'s, A> {
     /// Starts the actor's thread and returns its address. The `#[started]`
     /// hook runs on that thread before the first message, synchronous or
     /// queued: a `fast_send` made right after `start` returns waits for it
-    /// (`fast_send_x` finds the actor busy).
+    /// (`fast_send_x` may find the actor busy until it has run). An actor
+    /// without the hook, spawned with its state, is open as `start`
+    /// returns.
     ///
     /// If the system is already shut down, the actor starts closed: it runs
     /// its hooks and sends to it return `Closed`.
@@ -322,7 +331,9 @@ impl<'s, A: Actor> Spawn<'s, A> {
         if let Some(policy) = self.supervision {
             cell.sup.set(policy);
         }
-        let build = if A::HAS_STARTED || self.thread_bound {
+        // A thread-bound actor needs its thread to record itself as home
+        // before anyone enters, even with a state made here.
+        let build = if A::HAS_STARTED || self.thread_bound || A::THREAD_BOUND {
             // The thread takes the lock over before anything else: no
             // synchronous caller gets in before the state and `started`.
             cell.lock().hand_over();

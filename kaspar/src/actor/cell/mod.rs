@@ -109,9 +109,9 @@ struct StateCell<A>(UnsafeCell<Option<A>>);
 // the accessing thread holds the actor's lock; the lock serialises those
 // accesses across threads. Sharing a `StateCell` between threads therefore
 // hands `A` from one thread to the next but never lets two threads touch it
-// at once, and that needs `A: Send` only (not `A: Sync`). `ActorState`
-// (which every generated actor implements, and whose bound the macro's
-// other impls assume) makes `A: Send` unless `A`'s home is `OwnThread`;
+// at once, and that needs `A: Send` only (not `A: Sync`). The bound on
+// `ActorConfig::Home` (`Admits<Self>`) makes `A: Send` unless `A`'s home
+// is `OwnThread`;
 // a state that is not `Send` is constructible here only through
 // `ActorCell::vacant` + `fill` on its home thread (`spawn_with`,
 // `spawn_group_with`; every by-value path requires `A: Send`), is entered

@@ -24,7 +24,7 @@ pub enum Variant {
     FastSend,
 }
 
-fn spawn<A: kaspar::Actor>(system: &System, actor: A, v: Variant) -> Addr<A> {
+fn spawn<A: kaspar::Actor + Send>(system: &System, actor: A, v: Variant) -> Addr<A> {
     match v {
         Variant::Spin => system.spawn(actor).idle(IdleWait::Spin).start(),
         _ => system.spawn(actor).start(),

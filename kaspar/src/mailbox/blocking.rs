@@ -120,6 +120,11 @@ struct State<T> {
     sleeping: bool,
 }
 
+/// Up to this many messages, a drain pops them one by one: a `VecDeque`
+/// drain moved into a `Vec` costs about 180 instructions however few it
+/// moves (callgrind, `tell` case), a `pop_front` + `push` about ten.
+const FEW: usize = 16;
+
 impl<T> State<T> {
     fn len(&self) -> usize {
         self.ring.len() + self.overflow.len()
@@ -131,7 +136,30 @@ impl<T> State<T> {
     }
 
     /// Moves up to `max` of the oldest messages, ring first, then overflow.
+    #[inline]
     fn drain(&mut self, out: &mut Vec<T>, max: usize) -> usize {
+        if max.min(self.len()) <= FEW {
+            return self.pop_few(out, max);
+        }
+        self.drain_many(out, max)
+    }
+
+    /// [`drain`](Self::drain) for a few messages: one `pop_front` each.
+    #[inline]
+    fn pop_few(&mut self, out: &mut Vec<T>, max: usize) -> usize {
+        let mut n = 0;
+        while n < max {
+            let Some(msg) = self.ring.pop_front().or_else(|| self.overflow.pop_front()) else {
+                break;
+            };
+            out.push(msg);
+            n += 1;
+        }
+        n
+    }
+
+    /// [`drain`](Self::drain) for many: the deques' own bulk moves.
+    fn drain_many(&mut self, out: &mut Vec<T>, max: usize) -> usize {
         let from_ring = self.ring.len().min(max);
         out.extend(self.ring.drain(..from_ring));
         let from_overflow = self.overflow.len().min(max - from_ring);
@@ -299,6 +327,25 @@ mod tests {
         }
         while q.try_pop_batch(&mut out, 1) == 1 {}
         assert_eq!(out, (0..13).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn few_and_many_drains_keep_fifo_across_ring_and_overflow() {
+        // capacity 8: 8 in the ring, 92 in the overflow.
+        let q = Locked::new(8);
+        for i in 0..100 {
+            q.push(i).unwrap();
+        }
+        let mut out = Vec::new();
+        // A few (one by one) from the ring, then many (bulk) across the
+        // ring's end into the overflow, then a few from the overflow, then
+        // the rest, more than `FEW`, ending exactly at the last message.
+        for (max, got) in [(5, 5), (FEW + 1, FEW + 1), (FEW, FEW), (usize::MAX, 62)] {
+            assert_eq!(q.try_pop_batch(&mut out, max), got);
+        }
+        assert_eq!(q.try_pop_batch(&mut out, usize::MAX), 0);
+        assert_eq!(out, (0..100).collect::<Vec<_>>());
+        assert_eq!(q.len(), 0);
     }
 
     #[test]

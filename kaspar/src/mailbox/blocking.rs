@@ -13,6 +13,14 @@
 //!   absorbs bursts and keeps its memory once drained, so a burst no larger
 //!   than the largest one before allocates nothing either. The price is
 //!   memory: a mailbox holds on to room for its largest burst;
+//! * `spare` is empty between drains and locked only by the consumer. A
+//!   drain that takes the whole queue, all of it in the ring and more than
+//!   a few messages, swaps the ring with `spare` under `state`'s lock and
+//!   moves the messages out after releasing it; both rings hold at least
+//!   `capacity` slots, so the ring still never grows and the swap never
+//!   allocates. The spare is allocated (once) by the first drain that
+//!   finds the queue spilled, the event that allocates the overflow; until
+//!   then drains copy;
 //! * `sleeping` is set only by the consumer, only under the lock, and only
 //!   while the queue is empty and open, right before it waits on the
 //!   condition variable; a push that finds it set is the push that made the
@@ -108,6 +116,11 @@ pub(super) struct Locked<T> {
     nonempty: Condvar,
     /// Notifications sent to a sleeping consumer.
     wakeups: AtomicU64,
+    /// The consumer's second ring: a drain that takes the whole ring swaps
+    /// it for this one under `state`'s lock, and moves the messages out
+    /// after releasing it. Locked only by the consumer; empty between
+    /// drains; allocated when the queue first spills into the overflow.
+    spare: Mutex<VecDeque<T>>,
 }
 
 #[derive(Debug)]
@@ -185,6 +198,7 @@ impl<T> Locked<T> {
             hint: AtomicUsize::new(0),
             nonempty: Condvar::new(),
             wakeups: AtomicU64::new(0),
+            spare: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -231,11 +245,9 @@ impl<T> Locked<T> {
         let max = max.max(1);
         let mut polls = Polls::new(idle);
         loop {
-            let mut st = self.state.lock();
-            let n = st.drain(out, max);
-            if n > 0 {
-                self.publish(&st);
-                return Drained::Got(n);
+            let st = self.state.lock();
+            if st.len() > 0 {
+                return Drained::Got(self.take(st, out, max));
             }
             if st.closed {
                 return Drained::Closed;
@@ -266,10 +278,46 @@ impl<T> Locked<T> {
         if max == 0 {
             return 0;
         }
-        let mut st = self.state.lock();
+        self.take(self.state.lock(), out, max)
+    }
+
+    /// Moves up to `max` messages into `out` and releases the lock.
+    ///
+    /// When `max` covers the whole queue, all of it in the ring, and more
+    /// than a few messages, the consumer swaps its spare ring in instead
+    /// of copying (once the spare exists: see `spare`): producers wait for
+    /// a swap of two `VecDeque`s rather than for a copy of the whole
+    /// batch, and the copy happens after the lock is released. Both rings
+    /// keep at least `capacity` slots, so the swap allocates nothing.
+    fn take(&self, mut st: MutexGuard<'_, State<T>>, out: &mut Vec<T>, max: usize) -> usize {
+        let len = st.ring.len();
+        if len > FEW && len <= max && st.overflow.is_empty() {
+            let mut spare = self.spare.lock();
+            debug_assert!(spare.is_empty(), "the spare is emptied after every swap");
+            if spare.capacity() >= st.capacity {
+                std::mem::swap(&mut st.ring, &mut *spare);
+                self.publish(&st);
+                drop(st);
+                out.extend(spare.drain(..));
+                return len;
+            }
+        }
+        let spilled = !st.overflow.is_empty();
+        let capacity = st.capacity;
         let n = st.drain(out, max);
         if n > 0 {
             self.publish(&st);
+        }
+        drop(st);
+        if spilled {
+            // The spare ring is allocated when the queue first spills,
+            // alongside the overflow: a mailbox that stays shallow never
+            // pays for it, and a later burst no larger than the first
+            // allocates nothing (the allocation test's contract).
+            let mut spare = self.spare.lock();
+            if spare.capacity() < capacity {
+                spare.reserve_exact(capacity);
+            }
         }
         n
     }
@@ -346,6 +394,32 @@ mod tests {
         assert_eq!(q.try_pop_batch(&mut out, usize::MAX), 0);
         assert_eq!(out, (0..100).collect::<Vec<_>>());
         assert_eq!(q.len(), 0);
+    }
+
+    #[test]
+    fn a_whole_ring_drain_swaps_rings_and_keeps_fifo_and_capacity() {
+        let q = Locked::new(64);
+        let mut out = Vec::new();
+        let mut next = 0..;
+        // Copied (no spare yet), copied while spilled (which allocates the
+        // spare), then two swaps (the second hands the first's ring back).
+        for (pushes, max, spare) in [
+            (40, usize::MAX, 0),
+            (100, usize::MAX, 64),
+            (40, usize::MAX, 64),
+            (64, 64, 64),
+        ] {
+            for _ in 0..pushes {
+                q.push(next.next().unwrap()).unwrap();
+            }
+            assert_eq!(q.try_pop_batch(&mut out, max), pushes);
+            assert_eq!(q.len(), 0);
+            let spare_capacity = q.spare.lock().capacity();
+            assert!(q.spare.lock().is_empty());
+            assert!(spare_capacity >= spare && (spare > 0 || spare_capacity == 0));
+            assert!(q.state.lock().ring.capacity() >= 64);
+        }
+        assert_eq!(out, (0..244).collect::<Vec<_>>());
     }
 
     #[test]

@@ -61,5 +61,6 @@ row "$dispatch" fast_send fast_send_reply
 row "$dispatch" fast_send_void fast_send_void
 row "$dispatch" fast_send_recipient fast_send_recipient
 row "$table5" fast_send_intra_group fast_send_intra_group
+row "$dispatch" tell tell
 echo
 echo "JSON lines: $jsonl"

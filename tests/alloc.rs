@@ -191,6 +191,9 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
         })
         .start();
 
+    // This thread's sends may find the mailbox lock held by a drain (the
+    // default mailbox drains whole batches under it) and park once.
+    warm_parking();
     // warm-up: thread-locals, parking_lot's tables, the run loop's batch
     for id in 0..N {
         book.fast_send(Order {
@@ -326,9 +329,11 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
         bursts, 0,
         "a burst no bigger than an earlier one must not allocate"
     );
-    // The run loop may hold one popped message while it waits for the
-    // lock; everything else queued.
-    assert!(book.stats().mailbox_high_water >= BURST - 1);
+    // The run loop may hold one drained batch while it waits for the
+    // lock (the default mailbox drains up to `max_batch` at once);
+    // everything else queued.
+    let batch = kaspar::SystemConfig::default().max_batch as u64;
+    assert!(book.stats().mailbox_high_water >= BURST - batch);
     holder.stop();
 
     // A group: outside sends into its one queue, a member's inline

@@ -188,6 +188,30 @@ fn batched_no_lost_wakeup() {
     });
 }
 
+/// The batched drain's ring swap: the queue spills (a drain then
+/// allocates the spare ring), and a later drain of a ring holding more
+/// than `FEW` (one, under loom) swaps rings under the lock and copies
+/// after releasing it, while the producer pushes into the swapped-in ring.
+/// Nothing is lost or reordered, and a sleeping consumer is still woken.
+#[test]
+fn batched_ring_swap_keeps_fifo() {
+    model(|| {
+        let q = Arc::new(Mailbox::new(MailboxKind::BQueueBatched { capacity: 2 }));
+        let producer = {
+            let q = Arc::clone(&q);
+            thread::spawn(move || {
+                for i in 0..5u8 {
+                    q.push((0u8, i)).unwrap();
+                }
+                q.close();
+            })
+        };
+        let out = drain_all(|out| q.pop_batch(out, 8, IdleWait::Park));
+        producer.join().unwrap();
+        assert_per_producer_fifo(&out, 1, 5);
+    });
+}
+
 /// Pops with `pop` until `n` messages are in; a lost wake-up leaves the
 /// consumer asleep forever, which loom reports. (Unlike `drain_all`, no
 /// `close` comes to the rescue: `close` wakes the consumer

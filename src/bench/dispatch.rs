@@ -289,10 +289,31 @@ pub fn measure(quick: bool, extended: bool) -> Dispatch {
 
 /// For instruction counting under `valgrind --tool=callgrind`: runs `case`
 /// exactly `n` times and nothing else (see `benches/README.md`).
+///
+/// `tell` is not a dispatch case: `n` fire-and-forget `send`s from this
+/// thread to the target on its own thread, then one `ask` that waits until
+/// all of them were handled. Callgrind counts every thread, so the count
+/// per tell is the producer's push plus the consumer's pop and handler run.
 pub fn callgrind(case: &str, n: u64) {
     let mut fixture = Fixture::new();
-    fixture.run(case, n);
+    if case == "tell" {
+        tell(&fixture.target, n);
+    } else {
+        fixture.run(case, n);
+    }
     fixture.system.shutdown();
+}
+
+/// `n` sends to `target`, then an ask that returns once every one of them
+/// was handled (FIFO from one sender); checks the total they added up to.
+fn tell(target: &Addr<Target>, n: u64) {
+    let before = target.ask(Add(0)).unwrap().wait().unwrap();
+    for i in 0..n {
+        target.send(AddNoReply(black_box(i))).unwrap();
+    }
+    let after = target.ask(Add(0)).unwrap().wait().unwrap();
+    let sum = n * n.saturating_sub(1) / 2;
+    assert_eq!(after.wrapping_sub(before), sum, "a tell was lost");
 }
 
 /// The markdown `benches/dispatch.rs` prints.

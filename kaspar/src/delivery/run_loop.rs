@@ -190,6 +190,14 @@ fn handle_queued<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Ms
 #[inline]
 pub(crate) fn serve<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>) {
     let held = cell.hold();
+    if batch.len() == 1 {
+        // The common case of a pop-one mailbox, or a consumer that keeps
+        // up: no drain iterator to set up and tear down.
+        if let Some(msg) = batch.pop() {
+            serve_one(cell, &held, msg);
+        }
+        return;
+    }
     let mut first = true;
     for msg in batch.drain(..) {
         if !first {

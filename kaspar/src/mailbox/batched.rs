@@ -3,9 +3,11 @@
 //! Algorithm: the same locked core as [`BQueue`](super::BQueue) (one mutex
 //! over a fixed ring that spills into an unbounded overflow, one condition
 //! variable; its invariants are stated in `blocking.rs`), with one
-//! difference: the consumer moves everything queued (up to `max`) into the
-//! caller's reused `Vec` under one lock acquisition, so a deep mailbox costs
-//! one lock per batch rather than one per message. As in the core, a
+//! difference: the consumer takes everything queued (up to `max`) under one
+//! lock acquisition, so a deep mailbox costs one lock per batch rather than
+//! one per message. A batch that is the whole ring is taken by swapping the
+//! ring for the consumer's spare one and copied into the caller's reused
+//! `Vec` after the lock is released. As in the core, a
 //! producer touches the condition variable only when the consumer sleeps,
 //! which it does only on an empty queue: only on the empty→non-empty
 //! transition.

@@ -43,8 +43,11 @@ pub enum MailboxKind {
 }
 
 impl MailboxKind {
-    /// `BQueue` with a 1024-slot ring.
-    pub const DEFAULT: MailboxKind = MailboxKind::BQueue { capacity: 1024 };
+    /// `BQueueBatched` with a 1024-slot ring: it measured at least as fast
+    /// as `BQueue` in every regime of the mailbox table (see
+    /// [`mailbox`](crate::mailbox)), and a run loop that keeps up still
+    /// drains one message at a time.
+    pub const DEFAULT: MailboxKind = MailboxKind::BQueueBatched { capacity: 1024 };
 
     /// `BQueue` with a `capacity`-slot ring.
     pub const fn bqueue(capacity: usize) -> Self {

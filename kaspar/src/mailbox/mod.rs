@@ -19,34 +19,49 @@
 //!
 //! # Choosing a mailbox
 //!
-//! Measured by `cargo bench --bench mailboxes` on a shared 2-core Intel Xeon
-//! VM; read the ratios, not the absolute numbers. Fan-in p99 on 2 cores is
-//! dominated by which thread gets preempted while holding a lock, and moved
-//! several-fold between runs.
+//! Measured by `cargo bench --bench mailboxes -- --quick` on a shared 2-core
+//! Intel Xeon VM, three runs: the one-thread column gives the range (it
+//! jumps between about 38 and 47 ns from run to run for both blocking
+//! kinds, which run the same code for one message), the others the median.
+//! Read the ratios, not the absolute numbers. Fan-in p99 on 2 cores is
+//! dominated by which thread gets preempted while holding a lock: in these
+//! runs, made while four other build jobs shared the machine, both
+//! blocking kinds' p99 sat at 90–265 µs (before the changes that set these
+//! numbers as well as after), where a quiet run had measured 0.6 µs
+//! (`BQueue`) and 1.7 µs (`BQueueBatched`).
 //!
 //! | kind | one-thread push+drain p50 | bursty producer | fan-in 32, push p99 | burst ping-pong (vs `BQueue`) | use it for |
 //! |---|---:|---:|---:|---:|---|
-//! | [`MailboxKind::BQueue`] | 27 ns | 257 ns/msg | 0.6 µs | 1.00x | the default; steady low load, the stablest tail for one producer |
-//! | [`MailboxKind::BQueueBatched`] | 31 ns | 46 ns/msg | 1.7 µs | 1.76x | deep mailboxes, bursty single producers: throughput |
-//! | [`MailboxKind::Sharded`] | 40 ns | 58 ns/msg | 0.04 µs | — | many producer threads (fan-in) |
-//! | [`MailboxKind::LockFree`] | 18 ns | 37 ns/msg | 0.4 µs | 1.87x | few producers, a known bound on depth; `Full` as backpressure |
+//! | [`MailboxKind::BQueueBatched`] | 38–48 ns | 63 ns/msg | 197 µs | 4.47x | the default: anything from a trickle to a deep, bursty mailbox |
+//! | [`MailboxKind::BQueue`] | 38–47 ns | 110 ns/msg | 221 µs | 1.00x | the pop-one baseline: one message per lock, the paper's reference |
+//! | [`MailboxKind::Sharded`] | 59 ns | 84 ns/msg | 0.18 µs | — | many producer threads (fan-in) |
+//! | [`MailboxKind::LockFree`] | 35–38 ns | 60 ns/msg | 0.57 µs | 6.81x | few producers, a known bound on depth; `Full` as backpressure |
 //!
+//! * `BQueueBatched` drains everything queued (up to the run loop's
+//!   `max_batch`) per lock and notifies only when the queue turns
+//!   non-empty; a consumer that keeps up still takes one message per lock.
+//!   It won or tied `BQueue` in every column above, which is why it is the
+//!   default ([`MailboxKind::DEFAULT`]). A drain that takes the whole ring
+//!   swaps it for a spare ring under the lock and copies the batch out
+//!   after releasing it, so producers wait for a swap, not for the copy;
+//!   the spare doubles the ring's memory once the first such drain
+//!   happens.
 //! * `BQueue` pays one lock per message on both sides and notifies on every
 //!   push to a sleeping consumer; under bursts that dominates.
-//! * `BQueueBatched` drains everything per lock and notifies only when the
-//!   queue turns non-empty. Its fan-in tail is the worst: producers wait
-//!   while the consumer holds the one lock for a whole drain.
 //! * `Sharded` keeps each producing thread on its own lane, so 32 senders
-//!   rarely meet on a lock (its p99 was 15x below `BQueue`'s in the run
-//!   above). It costs a sweep over the lanes per drain and gives no order
-//!   between different senders' messages.
+//!   rarely meet on a lock (its p99 was three orders of magnitude below
+//!   the blocking kinds' in the runs above). It costs a sweep over the
+//!   lanes per drain and gives no order between different senders'
+//!   messages.
 //! * `LockFree` reserves a slot with one compare-and-swap and never blocks a
 //!   sender behind the consumer; it is bounded: a full ring hands the
 //!   message back or makes the sender wait ([`WhenFull`]), and its memory
 //!   (`capacity` slots) is allocated up front.
 //!
-//! The table was measured with consumers that sleep as soon as they find
-//! their mailbox empty (`IdleWait::Park`, the default then).
+//! The first three columns were measured through the `Mailbox` API with
+//! consumers that sleep as soon as they find their mailbox empty
+//! (`IdleWait::Park`); the ping-pong between two actors with the default
+//! [`IdleWait::Backoff`].
 //!
 //! # Waiting
 //!

@@ -73,7 +73,19 @@ impl<R> ReplyTo<R> {
     /// Routes the handler's return value. Called by generated dispatch code.
     #[doc(hidden)]
     #[inline]
-    pub fn deliver(mut self, reply: R) {
+    pub fn deliver(self, reply: R) {
+        if let Route::Nobody = self.route {
+            // A `send`: the reply is dropped here, and a `Nobody` route
+            // owns nothing, so skipping its `drop` (which would only look
+            // at the route again) loses nothing.
+            std::mem::forget(self);
+            return;
+        }
+        self.deliver_routed(reply);
+    }
+
+    /// [`deliver`](Self::deliver) to an asker or an actor.
+    fn deliver_routed(mut self, reply: R) {
         match std::mem::replace(&mut self.route, Route::Nobody) {
             Route::Nobody => {}
             Route::Ask(slot) => Slot::complete(slot, Ok(reply)),
@@ -94,5 +106,33 @@ impl<R> Drop for ReplyTo<R> {
             };
             Slot::complete(slot, Err(why));
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Counts its drops.
+    struct Counted<'a>(&'a AtomicUsize);
+
+    impl Drop for Counted<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_reply_nobody_waits_for_is_dropped_once_on_delivery() {
+        let drops = AtomicUsize::new(0);
+        ReplyTo::nobody().deliver(Counted(&drops));
+        assert_eq!(drops.load(Ordering::Relaxed), 1);
+        drop(ReplyTo::<Counted<'_>>::nobody());
+        assert_eq!(
+            drops.load(Ordering::Relaxed),
+            1,
+            "no reply, nothing dropped"
+        );
     }
 }

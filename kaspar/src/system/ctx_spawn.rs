@@ -67,7 +67,7 @@ impl<A: Actor> Ctx<'_, A> {
     /// [`System::spawn`]: crate::System::spawn
     /// [`System::shutdown`]: crate::System::shutdown
     pub fn spawn<B: Actor + Send>(&self, actor: B) -> Spawn<'static, B> {
-        Spawn::into_system(system_of(self.instance()), actor)
+        Spawn::of_value(system_of(self.instance()), actor, None)
     }
 
     /// Like [`spawn`](Self::spawn), with the state built by `factory` on
@@ -78,7 +78,7 @@ impl<A: Actor> Ctx<'_, A> {
         &self,
         factory: impl FnOnce() -> B + Send + 'static,
     ) -> Spawn<'static, B> {
-        Spawn::built_into(system_of(self.instance()), factory)
+        Spawn::of_factory(system_of(self.instance()), factory, None)
     }
 
     /// Prepares a group in the system this actor runs in, as
@@ -88,7 +88,7 @@ impl<A: Actor> Ctx<'_, A> {
     where
         G::Members: Send,
     {
-        GroupSpawn::into_system(system_of(self.instance()), members)
+        GroupSpawn::of_value(system_of(self.instance()), members)
     }
 }
 

@@ -72,26 +72,20 @@ impl<G: GroupSpec> fmt::Debug for GroupSpawn<'_, G> {
 }
 
 impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
-    pub(crate) fn new(system: &'s System, members: G::Members) -> Self
-    where
-        G::Members: Send,
-    {
-        Self::into_system(Arc::clone(&system.inner), members)
-    }
-
-    /// A spawn into `system` held by value (a handler's, through `Ctx`).
-    pub(crate) fn into_system(system: Arc<SystemInner>, members: G::Members) -> Self
+    /// A spawn of `members`, made here and moved to the group's thread,
+    /// into `system` (a `System`'s, or a handler's through `Ctx`).
+    pub(crate) fn of_value(system: Arc<SystemInner>, members: G::Members) -> Self
     where
         G::Members: Send,
     {
         Self::with_init(system, Box::new(move || members), false, None)
     }
 
-    pub(crate) fn built_by(
-        system: &'s System,
+    /// A spawn whose members `factory` builds on the group's thread.
+    pub(crate) fn of_factory(
+        system: Arc<SystemInner>,
         factory: impl FnOnce() -> G::Members + Send + 'static,
     ) -> Self {
-        let system = Arc::clone(&system.inner);
         Self::with_init(system, Box::new(factory), true, None)
     }
 
@@ -344,6 +338,6 @@ impl System {
         &self,
         factory: impl FnOnce() -> G::Members + Send + 'static,
     ) -> GroupSpawn<'_, G> {
-        GroupSpawn::built_by(self, factory)
+        GroupSpawn::of_factory(Arc::clone(&self.inner), factory)
     }
 }

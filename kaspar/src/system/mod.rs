@@ -205,7 +205,7 @@ impl System {
     /// Prepares `actor` to run on its own thread; call
     /// [`start`](Spawn::start) on the result.
     pub fn spawn<A: Actor + Send>(&self, actor: A) -> Spawn<'_, A> {
-        Spawn::new(self, actor)
+        Spawn::of_value(Arc::clone(&self.inner), actor, None)
     }
 
     /// Starts an actor whose state `factory` builds on the actor's own
@@ -229,7 +229,7 @@ impl System {
         &self,
         factory: impl FnOnce() -> A + Send + 'static,
     ) -> Spawn<'_, A> {
-        Spawn::built_by(self, factory, None)
+        Spawn::of_factory(Arc::clone(&self.inner), factory, None)
     }
 
     /// Prepares a group: its members (in the `#[group]` struct's field
@@ -239,7 +239,7 @@ impl System {
     where
         G::Members: Send,
     {
-        GroupSpawn::new(self, members)
+        GroupSpawn::of_value(Arc::clone(&self.inner), members)
     }
 
     /// Stops every actor and group, newest first, one at a time: its

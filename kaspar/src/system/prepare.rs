@@ -105,14 +105,14 @@ impl<'s, A: Actor> Prepared<'s, A> {
         A: Send,
     {
         let cell = self.cell.take().expect("spawned once");
-        Spawn::prepared(self.system, cell, actor)
+        Spawn::of_value(Arc::clone(&self.system.inner), actor, Some(cell))
     }
 
     /// Like [`System::spawn_with`]: the state is built by `factory` on the
     /// actor's own thread.
     pub fn spawn_with(mut self, factory: impl FnOnce() -> A + Send + 'static) -> Spawn<'s, A> {
         let cell = self.cell.take().expect("spawned once");
-        Spawn::built_by(self.system, factory, Some(cell))
+        Spawn::of_factory(Arc::clone(&self.system.inner), factory, Some(cell))
     }
 }
 

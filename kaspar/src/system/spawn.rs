@@ -104,43 +104,28 @@ impl<A: Actor> fmt::Debug for Spawn<'_, A> {
 }
 
 impl<'s, A: Actor> Spawn<'s, A> {
-    pub(crate) fn new(system: &'s System, actor: A) -> Self
-    where
-        A: Send,
-    {
-        Self::into_system(Arc::clone(&system.inner), actor)
-    }
-
-    /// A spawn into `system` held by value (a handler's, through `Ctx`).
-    pub(crate) fn into_system(system: Arc<SystemInner>, actor: A) -> Self
-    where
-        A: Send,
-    {
-        Self::with_build(system, Box::new(move || actor), false, None)
-    }
-
-    pub(crate) fn built_into(
+    /// A spawn of `actor`, made here and moved to its thread, into
+    /// `system` (a `System`'s, or a handler's through `Ctx`); into the
+    /// `prepared` cell if `System::prepare` made one.
+    pub(crate) fn of_value(
         system: Arc<SystemInner>,
-        factory: impl FnOnce() -> A + Send + 'static,
-    ) -> Self {
-        Self::with_build(system, Box::new(factory), true, None)
+        actor: A,
+        prepared: Option<Arc<ActorCell<A>>>,
+    ) -> Self
+    where
+        A: Send,
+    {
+        Self::with_build(system, Box::new(move || actor), false, prepared)
     }
 
-    pub(crate) fn built_by(
-        system: &'s System,
+    /// A spawn whose state `factory` builds on the actor's thread, where it
+    /// stays (see `System::spawn_with`).
+    pub(crate) fn of_factory(
+        system: Arc<SystemInner>,
         factory: impl FnOnce() -> A + Send + 'static,
         prepared: Option<Arc<ActorCell<A>>>,
     ) -> Self {
-        let system = Arc::clone(&system.inner);
         Self::with_build(system, Box::new(factory), true, prepared)
-    }
-
-    pub(crate) fn prepared(system: &'s System, cell: Arc<ActorCell<A>>, actor: A) -> Self
-    where
-        A: Send,
-    {
-        let system = Arc::clone(&system.inner);
-        Self::with_build(system, Box::new(move || actor), false, Some(cell))
     }
 
     fn with_build(

@@ -217,14 +217,26 @@ pub mod __loom {
         pub fn owner(&self) -> usize {
             self.0.owner()
         }
+        /// See `ActorLock::try_acquire_unflagged`.
+        pub fn try_acquire_unflagged(&self, me: usize) -> bool {
+            self.0.try_acquire_unflagged(me)
+        }
+        /// See `ActorLock::flag`.
+        pub fn flag(&self) {
+            self.0.flag()
+        }
+        /// See `ActorLock::unflag_if`.
+        pub fn unflag_if(&self, flags_now: impl Fn() -> u8) {
+            self.0.unflag_if(flags_now)
+        }
         /// See `ActorLock::release`.
         ///
         /// # Safety
         ///
-        /// As `ActorLock::release`: the caller holds the lock.
-        pub unsafe fn release(&self) {
+        /// As `ActorLock::release`: the caller (token `me`) holds the lock.
+        pub unsafe fn release(&self, me: usize) {
             // SAFETY: forwarded from the caller.
-            unsafe { self.0.release() }
+            unsafe { self.0.release(me) }
         }
         /// See `ActorLock::hand_over`.
         pub fn hand_over(&self) {

@@ -18,10 +18,10 @@
 //!
 //! The lock API is parking_lot-shaped (no poisoning): `lock()` returns the
 //! guard, and `Condvar::wait` takes the guard by value and hands it back.
-//! [`RawLock`] is the raw mutex under every actor lock: parking_lot's
-//! `RawMutex` normally, and under loom a model with the same contract
-//! (including `bump`'s hand-over), so the actor lock's owner protocol is
-//! checked by loom against the code that ships.
+//! [`parking`] is what the actor lock (`guard::lock`) waits with:
+//! parking_lot_core's address-keyed queue normally, and under loom a
+//! yield, so the lock's word protocol is checked by loom against the code
+//! that ships.
 
 #[cfg(not(loom))]
 mod imp {
@@ -96,45 +96,65 @@ mod imp {
         }
     }
 
-    /// A raw mutex: no data, no guard. The safe layer over it is
-    /// `guard::lock::ActorLock` and the guards that call its `unsafe fn`s.
-    pub(crate) struct RawLock(parking_lot::RawMutex);
+    /// Parking on an address, for the actor lock (`guard::lock`):
+    /// parking_lot_core's queue, keyed by the lock word's address.
+    pub(crate) mod parking {
+        use std::cell::Cell;
 
-    impl RawLock {
-        pub(crate) const fn new() -> Self {
-            use parking_lot::lock_api::RawMutex as _;
-            Self(parking_lot::RawMutex::INIT)
-        }
-        #[inline(always)]
-        pub(crate) fn try_lock(&self) -> bool {
-            use parking_lot::lock_api::RawMutex as _;
-            self.0.try_lock()
-        }
+        use parking_lot_core::{FilterOp, ParkResult, ParkToken, UnparkToken};
+
+        /// Parks the calling thread on `key` if `validate`, called under
+        /// the queue's lock, says so; `token` is the thread's token, which
+        /// an unparker can read. Returns the unparker's token, or `None`
+        /// when validation failed (nothing to wait for: retry).
         #[inline]
-        pub(crate) fn lock(&self) {
-            use parking_lot::lock_api::RawMutex as _;
-            self.0.lock()
+        pub(crate) fn park(
+            key: usize,
+            validate: impl FnOnce() -> bool,
+            token: usize,
+        ) -> Option<usize> {
+            // SAFETY: `key` is the address of a lock word that only
+            // `guard::lock` parks on; `validate` neither panics nor calls
+            // into parking_lot.
+            let result = unsafe {
+                parking_lot_core::park(key, validate, || {}, |_, _| {}, ParkToken(token), None)
+            };
+            match result {
+                ParkResult::Unparked(UnparkToken(t)) => Some(t),
+                ParkResult::Invalid | ParkResult::TimedOut => None,
+            }
         }
-        /// # Safety
-        ///
-        /// The calling thread holds the lock.
-        #[inline(always)]
-        pub(crate) unsafe fn unlock(&self) {
-            use parking_lot::lock_api::RawMutex as _;
-            // SAFETY: forwarded from the caller.
-            unsafe { self.0.unlock() }
-        }
-        /// Hands the lock to a parked waiter, if there is one, and takes
-        /// it back; a no-op otherwise.
-        ///
-        /// # Safety
-        ///
-        /// The calling thread holds the lock.
+
+        /// Unparks the first thread parked on `key`, if any. `decide` runs
+        /// under the queue's lock with that thread's park token (`None` if
+        /// none was parked), whether others remain parked, and whether the
+        /// queue asks for fairness (about every half millisecond per key);
+        /// what it returns is handed to the woken thread.
         #[inline]
-        pub(crate) unsafe fn bump(&self) {
-            use parking_lot::lock_api::RawMutexFair as _;
-            // SAFETY: forwarded from the caller.
-            unsafe { self.0.bump() }
+        pub(crate) fn unpark_one(
+            key: usize,
+            decide: impl FnOnce(Option<usize>, bool, bool) -> usize,
+        ) {
+            let chosen = Cell::new(None);
+            // SAFETY: as for `park`; the closures neither panic nor call
+            // into parking_lot.
+            unsafe {
+                parking_lot_core::unpark_filter(
+                    key,
+                    |ParkToken(t)| {
+                        if chosen.get().is_none() {
+                            chosen.set(Some(t));
+                            FilterOp::Unpark
+                        } else {
+                            FilterOp::Stop
+                        }
+                    },
+                    |result| {
+                        let woken = chosen.get().filter(|_| result.unparked_threads != 0);
+                        UnparkToken(decide(woken, result.have_more_threads, result.be_fair))
+                    },
+                );
+            }
         }
     }
 
@@ -197,42 +217,26 @@ mod imp {
         }
     }
 
-    /// The loom model of parking_lot's `RawMutex`: a flag taken by
-    /// compare-and-swap, waiting by yielding (loom explores every
-    /// interleaving of the yields), and `bump` as release, yield, retake,
-    /// which lets any waiter in exactly where parking_lot's fair hand-over
-    /// would.
-    #[derive(Debug)]
-    pub(crate) struct RawLock(loom::sync::atomic::AtomicBool);
-
-    impl RawLock {
-        pub(crate) fn new() -> Self {
-            Self(loom::sync::atomic::AtomicBool::new(false))
-        }
-        pub(crate) fn try_lock(&self) -> bool {
-            self.0
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-        }
-        pub(crate) fn lock(&self) {
-            while !self.try_lock() {
-                loom::thread::yield_now();
-            }
-        }
-        /// # Safety
-        ///
-        /// The calling thread holds the lock.
-        pub(crate) unsafe fn unlock(&self) {
-            self.0.store(false, Ordering::Release);
-        }
-        /// # Safety
-        ///
-        /// The calling thread holds the lock.
-        pub(crate) unsafe fn bump(&self) {
-            // SAFETY: forwarded from the caller.
-            unsafe { self.unlock() };
+    /// The loom model of parking: a park is a yield (loom explores every
+    /// interleaving of the yields) that reports a failed validation, so
+    /// the waiter retries; an unpark finds nobody parked. The lock's word
+    /// protocol (who holds it, the flag bits, hand-over and adoption) is
+    /// modelled exactly; the direct hand-off to a woken waiter is not.
+    pub(crate) mod parking {
+        pub(crate) fn park(
+            _key: usize,
+            _validate: impl FnOnce() -> bool,
+            _token: usize,
+        ) -> Option<usize> {
             loom::thread::yield_now();
-            self.lock();
+            None
+        }
+
+        pub(crate) fn unpark_one(
+            _key: usize,
+            decide: impl FnOnce(Option<usize>, bool, bool) -> usize,
+        ) {
+            decide(None, false, false);
         }
     }
 

@@ -18,13 +18,17 @@
 //! or dispatches dynamically: `fast_send::<M>` compiles to the lock, the
 //! chain bookkeeping and a direct call of the `#[handler(M)]` method.
 
+use std::any::Any;
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::actor::addr::Addr;
-use crate::actor::cell::Refusal;
+use crate::actor::cell::{ActorCell, Entered, Refusal};
 use crate::actor::ctx::Ctx;
 use crate::actor::restart;
 use crate::actor::traits::{Actor, Handler};
+use crate::base::ids::ClassId;
 use crate::base::stats::SharedCounters;
 use crate::error::{Delivered, FastSendError, SendError};
 use crate::guard::chain::CyclePolicy;
@@ -208,38 +212,108 @@ impl<A: Actor> Call<'_, A> {
     {
         let cell = &self.addr.cell;
         let class = <A as Handler<M>>::CLASS;
-        let run = cell.enter_with(class, self.policy, wait, msg, |entered, msg| {
-            let mut ctx = Ctx::new(cell);
-            let run = catch_unwind(AssertUnwindSafe(|| {
-                <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
-            }));
-            run.map_err(|payload| {
-                // Supervision runs under this entry, before the lock goes.
-                restart::on_panic(entered, class, payload);
-            })
-        });
-        match run {
-            Ok(Ok(reply)) => Ok(reply),
-            Ok(Err(())) => Err(FastSendError::Panicked {
-                target: cell.target(),
-            }),
-            Err((refusal, msg)) => Err(self.refused(refusal, msg)),
+        // Every way but success leaves its error in `slot` and answers with
+        // the token that proves it, so the entry's paths merge on a
+        // two-word outcome (a small reply travels in registers) instead of
+        // the whole error in memory; the error moves out on the failure
+        // branch only. The closures capture references and copies only:
+        // nothing of this frame is spilled for the out-of-line paths.
+        let slot = ErrorSlot::new();
+        let slot = &slot;
+        let outcome = cell.enter_or(
+            class,
+            self.policy,
+            wait,
+            msg,
+            move |entered, msg| {
+                let mut ctx = Ctx::new(cell);
+                let run = catch_unwind(AssertUnwindSafe(|| {
+                    <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
+                }));
+                match run {
+                    Ok(reply) => Ok(reply),
+                    // Supervision runs under this entry, before the lock goes.
+                    Err(payload) => {
+                        Err(slot.put(panicked(entered, <A as Handler<M>>::CLASS, payload)))
+                    }
+                }
+            },
+            move |refusal, msg| Err(slot.put(refused(cell, refusal, msg))),
+        );
+        match outcome {
+            Ok(reply) => Ok(reply),
+            Err(failed) => Err(slot.take(failed)),
         }
     }
+}
 
+/// Where a failed synchronous delivery leaves its error (see
+/// `Call::deliver`): written at most once, read once, never dropped in
+/// place, so the success path neither initialises nor checks it.
+struct ErrorSlot<E>(UnsafeCell<MaybeUninit<E>>);
+
+/// Proof that an [`ErrorSlot`] holds an error: made only by
+/// [`ErrorSlot::put`], consumed by [`ErrorSlot::take`]. Not `Clone`.
+struct Failed(());
+
+impl<E> ErrorSlot<E> {
+    #[inline(always)]
+    fn new() -> Self {
+        ErrorSlot(UnsafeCell::new(MaybeUninit::uninit()))
+    }
+
+    /// Stores the error. Called at most once per slot: `deliver` makes one
+    /// slot per call, and the entry runs exactly one of its two closures,
+    /// each of which puts at most once.
     #[cold]
-    fn refused<M>(&self, refusal: Refusal, msg: M) -> FastSendError<M> {
-        let target = self.addr.cell.target();
-        match refusal {
-            Refusal::Cycle(chain) => FastSendError::Cycle { target, chain, msg },
-            Refusal::Busy => {
-                SharedCounters::bump(&self.addr.cell.stats.shared.busy);
-                FastSendError::Busy { target, msg }
-            }
-            Refusal::Deadlock(cycle) => FastSendError::Deadlock { target, cycle, msg },
-            Refusal::Closed => FastSendError::Closed { target, msg },
-            Refusal::NotStarted => FastSendError::NotStarted { target, msg },
-            Refusal::ThreadBound => FastSendError::ThreadBound { target, msg },
+    fn put(&self, error: E) -> Failed {
+        // SAFETY: nothing else borrows the slot's contents (the slot is
+        // private to one `deliver` call, and `take` runs after the entry
+        // returned), and it holds no value yet (one put per slot), so
+        // overwriting it neither races nor leaks.
+        unsafe { (*self.0.get()).write(error) };
+        Failed(())
+    }
+
+    /// Moves the error out.
+    #[inline(always)]
+    fn take(&self, _proof: Failed) -> E {
+        // SAFETY: `_proof` was made by `put` on this slot (each `deliver`
+        // call has one slot and one outcome, and the token cannot be
+        // copied), so the slot holds an initialised error, read once.
+        unsafe { (*self.0.get()).assume_init_read() }
+    }
+}
+
+/// A handler panicked during a synchronous delivery: supervision, then the
+/// caller's error.
+#[cold]
+#[inline(never)]
+fn panicked<A: Actor, M>(
+    entered: &mut Entered<'_, A>,
+    class: ClassId,
+    payload: Box<dyn Any + Send>,
+) -> FastSendError<M> {
+    restart::on_panic(entered, class, payload);
+    FastSendError::Panicked {
+        target: entered.cell().target(),
+    }
+}
+
+/// The error a refused synchronous delivery returns, with the message.
+#[cold]
+#[inline(never)]
+fn refused<A: Actor, M>(cell: &ActorCell<A>, refusal: Refusal, msg: M) -> FastSendError<M> {
+    let target = cell.target();
+    match refusal {
+        Refusal::Cycle(chain) => FastSendError::Cycle { target, chain, msg },
+        Refusal::Busy => {
+            SharedCounters::bump(&cell.stats.shared.busy);
+            FastSendError::Busy { target, msg }
         }
+        Refusal::Deadlock(cycle) => FastSendError::Deadlock { target, cycle, msg },
+        Refusal::Closed => FastSendError::Closed { target, msg },
+        Refusal::NotStarted => FastSendError::NotStarted { target, msg },
+        Refusal::ThreadBound => FastSendError::ThreadBound { target, msg },
     }
 }

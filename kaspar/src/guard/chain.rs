@@ -42,10 +42,18 @@ pub(crate) struct FrameNames {
     pub(crate) classes: &'static [&'static str],
 }
 
-/// One handler on a thread's call chain.
+/// An actor as the frames on a chain name it: its id and its type's names.
+/// One per actor, inside its cell; a frame on the chain points to it, so a
+/// push writes one pointer and a class.
+#[derive(Debug)]
+pub(crate) struct FrameHead {
+    pub(crate) actor: ActorId,
+    pub(crate) names: &'static FrameNames,
+}
+
+/// One handler on a thread's call chain, as a snapshot shows it.
 ///
-/// Small and `Copy` (three words): the chain check scans these, and every
-/// synchronous delivery pushes one.
+/// Small and `Copy` (three words).
 #[derive(Clone, Copy)]
 pub struct Frame {
     actor: ActorId,
@@ -62,7 +70,7 @@ impl PartialEq for Frame {
 impl Eq for Frame {}
 
 impl Frame {
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn new(actor: ActorId, class: ClassId, names: &'static FrameNames) -> Self {
         Frame {
             actor,
@@ -165,43 +173,36 @@ impl fmt::Display for CallChain {
 /// Frames kept in the thread-local array; deeper chains spill to a `Vec`.
 const INLINE_FRAMES: usize = 32;
 
-const NO_NAMES: &FrameNames = &FrameNames {
-    actor: "",
-    classes: &[],
-};
-
-/// One frame of the inline chain, a cell per field: a push is three plain
-/// stores straight into thread-local storage, with no frame built on the
-/// stack first and copied.
+/// One frame of the inline chain: the actor's head and the class, a cell
+/// each, so that a push is two plain stores straight into thread-local
+/// storage.
 struct FrameSlot {
-    actor: Cell<ActorId>,
+    head: Cell<*const FrameHead>,
     class: Cell<ClassId>,
-    names: Cell<&'static FrameNames>,
 }
 
 impl FrameSlot {
     const fn empty() -> FrameSlot {
         FrameSlot {
-            actor: Cell::new(ActorId(0)),
+            head: Cell::new(std::ptr::null()),
             class: Cell::new(ClassId::LIFECYCLE),
-            names: Cell::new(NO_NAMES),
         }
     }
 
-    #[inline(always)]
-    fn get(&self) -> Frame {
+    /// The frame this slot holds.
+    ///
+    /// # Safety
+    ///
+    /// The slot is below the chain's length: its head is inside the cell of
+    /// an actor whose entry pushed it and has not ended, so it is alive.
+    unsafe fn get(&self) -> Frame {
+        // SAFETY: the caller's contract.
+        let head = unsafe { &*self.head.get() };
         Frame {
-            actor: self.actor.get(),
+            actor: head.actor,
             class: self.class.get(),
-            names: self.names.get(),
+            names: head.names,
         }
-    }
-
-    #[inline(always)]
-    fn set(&self, actor: ActorId, class: ClassId, names: &'static FrameNames) {
-        self.actor.set(actor);
-        self.class.set(class);
-        self.names.set(names);
     }
 }
 
@@ -209,14 +210,58 @@ impl FrameSlot {
 /// thread-local is a plain, constant-initialised slot: reaching it costs no
 /// lazy-initialisation check, and its address is fixed for the life of the
 /// thread (which is what makes it this thread's token).
-struct ThreadState {
+pub(crate) struct ThreadState {
     /// Frames on the chain.
     len: Cell<usize>,
     /// Run loops this thread is running (`ActorLock::consuming`): other
     /// threads may wait for it to handle a message.
     consuming: Cell<u32>,
+    /// Address of the group lock this thread holds right now, or 0: set
+    /// after the lock is acquired and restored before it is released
+    /// ([`GroupMark`]), so it never names a lock this thread does not hold.
+    /// An entry into a member of that group is an intra-group call.
+    group: Cell<usize>,
     /// The first `INLINE_FRAMES` frames, outermost first.
     frames: [FrameSlot; INLINE_FRAMES],
+}
+
+impl ThreadState {
+    /// This thread's token (see [`thread_token`]).
+    #[inline(always)]
+    pub(crate) fn token(&self) -> usize {
+        self as *const ThreadState as usize
+    }
+
+    /// Whether this thread holds the group lock at `lock` right now.
+    #[inline(always)]
+    pub(crate) fn holds_group<T>(&self, lock: &T) -> bool {
+        self.group.get() == lock as *const T as usize
+    }
+}
+
+/// Marks the calling thread as holding a group's lock while it lives;
+/// restores the previous mark when dropped. Made right after the lock is
+/// acquired and dropped before it is released.
+pub(crate) struct GroupMark {
+    previous: usize,
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl GroupMark {
+    pub(crate) fn set<T>(lock: &T) -> GroupMark {
+        let t = this_thread();
+        let previous = t.group.replace(lock as *const T as usize);
+        GroupMark {
+            previous,
+            _not_send: std::marker::PhantomData,
+        }
+    }
+}
+
+impl Drop for GroupMark {
+    fn drop(&mut self) {
+        this_thread().group.set(self.previous);
+    }
 }
 
 thread_local! {
@@ -224,6 +269,7 @@ thread_local! {
         ThreadState {
             len: Cell::new(0),
             consuming: Cell::new(0),
+            group: Cell::new(0),
             frames: [const { FrameSlot::empty() }; INLINE_FRAMES],
         }
     };
@@ -241,7 +287,7 @@ thread_local! {
 /// a `fast_send` cost). Taking the address alone keeps `with` trivial, so
 /// it inlines to a thread-pointer-relative address.
 #[inline(always)]
-fn this_thread() -> &'static ThreadState {
+pub(crate) fn this_thread() -> &'static ThreadState {
     let state = THREAD.with(|t| t as *const ThreadState);
     // SAFETY: `THREAD` is const-initialised and `ThreadState` needs no drop,
     // so std registers no destructor for it: its storage is part of the
@@ -280,14 +326,17 @@ pub(crate) fn thread_token() -> usize {
     this_thread() as *const ThreadState as usize
 }
 
+/// Pushes (`head`, `class`) as frame number `len`.
+///
+/// The head must outlive the frame: the entry that pushes it borrows the
+/// cell that holds the head until it pops the frame.
 #[inline(always)]
-fn push_in(t: &ThreadState, len: usize, frame: Frame) {
-    // Field by field, so the compiler writes the frame straight into the
-    // slot instead of building it on the stack and copying it.
+fn push_in(t: &ThreadState, len: usize, head: &FrameHead, class: ClassId) {
     if len < INLINE_FRAMES {
-        t.frames[len].set(frame.actor, frame.class, frame.names);
+        t.frames[len].head.set(head);
+        t.frames[len].class.set(class);
     } else {
-        spill_push(len - INLINE_FRAMES, frame.actor, frame.class, frame.names);
+        spill_push(len - INLINE_FRAMES, head, class);
     }
     t.len.set(len + 1);
 }
@@ -296,7 +345,8 @@ fn frames_of(t: &ThreadState) -> Vec<Frame> {
     let len = t.len.get();
     let mut out: Vec<Frame> = t.frames[..len.min(INLINE_FRAMES)]
         .iter()
-        .map(FrameSlot::get)
+        // SAFETY: every slot below `len` holds a live frame (`push_in`).
+        .map(|slot| unsafe { slot.get() })
         .collect();
     if len > INLINE_FRAMES {
         SPILL.with(|s| out.extend_from_slice(&s.borrow()[..len - INLINE_FRAMES]));
@@ -310,60 +360,74 @@ fn frames_of(t: &ThreadState) -> Vec<Frame> {
 ///
 /// `reentrant` is whether the target's handlers take `&self`. Returns the
 /// chain snapshot (without the new frame) when the entry is refused.
-#[inline(always)]
+#[cfg(test)]
 pub(crate) fn enter(
-    frame: Frame,
+    head: &FrameHead,
+    class: ClassId,
     reentrant: bool,
     policy: CyclePolicy,
 ) -> Result<(usize, ChainGuard), CallChain> {
+    let t = this_thread();
+    enter_on(t, head, class, reentrant, policy).map(|guard| (t.token(), guard))
+}
+
+/// [`enter`] on this thread's state `t`, already reached by the caller.
+#[inline(always)]
+pub(crate) fn enter_on(
+    t: &ThreadState,
+    head: &FrameHead,
+    class: ClassId,
+    reentrant: bool,
+    policy: CyclePolicy,
+) -> Result<ChainGuard, CallChain> {
     let by_pair = reentrant && policy == CyclePolicy::Permissive;
     // The rare paths (a deep chain, a refusal) are out of line.
-    let t = this_thread();
     let len = t.len.get();
-    if len != 0 && on_chain(t, len, frame.actor, frame.class, by_pair) {
+    if len != 0 && on_chain(t, len, head, class, by_pair) {
         return Err(snapshot());
     }
-    push_in(t, len, frame);
-    Ok((
-        t as *const ThreadState as usize,
-        ChainGuard {
-            _not_send: std::marker::PhantomData,
-        },
-    ))
+    push_in(t, len, head, class);
+    Ok(ChainGuard {
+        _not_send: std::marker::PhantomData,
+    })
 }
 
-/// Whether the key (`actor`, and `class` if `by_pair`) is already on the
-/// chain of `len` frames.
+/// Whether the key (the actor of `head`, and `class` if `by_pair`) is
+/// already on the chain of `len` frames. In the inline part an actor is
+/// its head's address: unique among live actors, and every actor on the
+/// chain is alive.
 #[inline(always)]
-fn on_chain(t: &ThreadState, len: usize, actor: ActorId, class: ClassId, by_pair: bool) -> bool {
-    let hit = |f: &Frame| f.actor == actor && (!by_pair || f.class == class);
+fn on_chain(t: &ThreadState, len: usize, head: &FrameHead, class: ClassId, by_pair: bool) -> bool {
+    let key: *const FrameHead = head;
     t.frames[..len.min(INLINE_FRAMES)]
         .iter()
-        .any(|slot| slot.actor.get() == actor && (!by_pair || slot.class.get() == class))
-        || (len > INLINE_FRAMES && spill_hit(len - INLINE_FRAMES, &hit))
+        .any(|slot| slot.head.get() == key && (!by_pair || slot.class.get() == class))
+        || (len > INLINE_FRAMES && spill_hit(len - INLINE_FRAMES, head.actor, class, by_pair))
 }
 
 #[cold]
 #[inline(never)]
-fn spill_hit(live: usize, hit: &dyn Fn(&Frame) -> bool) -> bool {
-    SPILL.with(|s| s.borrow()[..live].iter().any(hit))
+fn spill_hit(live: usize, actor: ActorId, class: ClassId, by_pair: bool) -> bool {
+    SPILL.with(|s| {
+        s.borrow()[..live]
+            .iter()
+            .any(|f| f.actor == actor && (!by_pair || f.class == class))
+    })
 }
 
-/// Pushes `frame` as spilled frame number `at`, dropping stale frames that
-/// earlier pops left above it.
-///
-/// Takes the frame's fields, not a `Frame`: a by-value `Frame` argument
-/// would make every caller build the frame in memory for this cold call.
+/// Pushes (`head`, `class`) as spilled frame number `at`, dropping stale
+/// frames that earlier pops left above it. A spilled frame is stored
+/// resolved (id and names), so it never points into a cell.
 #[cold]
 #[inline(never)]
-fn spill_push(at: usize, actor: ActorId, class: ClassId, names: &'static FrameNames) {
+fn spill_push(at: usize, head: &FrameHead, class: ClassId) {
     SPILL.with(|s| {
         let mut s = s.borrow_mut();
         s.truncate(at);
         s.push(Frame {
-            actor,
+            actor: head.actor,
             class,
-            names,
+            names: head.names,
         });
     });
 }
@@ -377,10 +441,11 @@ pub(crate) fn snapshot() -> CallChain {
 }
 
 /// Pushes a frame; the returned guard pops it on drop (also on unwind).
+/// `head` must outlive the guard (see `push_in`).
 #[inline]
-pub(crate) fn push(frame: Frame) -> ChainGuard {
+pub(crate) fn push(head: &FrameHead, class: ClassId) -> ChainGuard {
     let t = this_thread();
-    push_in(t, t.len.get(), frame);
+    push_in(t, t.len.get(), head, class);
     ChainGuard {
         _not_send: std::marker::PhantomData,
     }
@@ -410,37 +475,62 @@ mod tests {
         classes: &["M", "M", "M", "M", "M", "M"],
     };
 
+    /// The head of actor `actor`, alive for the rest of the test run.
+    fn head(actor: u64) -> &'static FrameHead {
+        Box::leak(Box::new(FrameHead {
+            actor: ActorId(actor),
+            names: &NAMES,
+        }))
+    }
+
     fn frame(actor: u64, class: u16) -> Frame {
         Frame::new(ActorId(actor), ClassId::new(class), &NAMES)
     }
 
-    fn admits(actor: u64, class: u16, reentrant: bool, policy: CyclePolicy) -> bool {
-        enter(frame(actor, class), reentrant, policy).is_ok()
+    /// A test's actors: one head per id, so the same id is the same actor.
+    struct Actors(std::collections::HashMap<u64, &'static FrameHead>);
+
+    impl Actors {
+        fn new() -> Self {
+            Actors(Default::default())
+        }
+        fn get(&mut self, actor: u64) -> &'static FrameHead {
+            self.0.entry(actor).or_insert_with(|| head(actor))
+        }
+        fn push(&mut self, actor: u64, class: u16) -> ChainGuard {
+            push(self.get(actor), ClassId::new(class))
+        }
+        fn admits(&mut self, actor: u64, class: u16, reentrant: bool, policy: CyclePolicy) -> bool {
+            enter(self.get(actor), ClassId::new(class), reentrant, policy).is_ok()
+        }
     }
 
     #[test]
     fn conservative_keys_on_actor() {
-        let _a = push(frame(1, 0));
-        let _b = push(frame(2, 0));
-        assert!(!admits(1, 5, true, CyclePolicy::Conservative));
-        assert!(admits(3, 0, true, CyclePolicy::Conservative));
+        let mut x = Actors::new();
+        let _a = x.push(1, 0);
+        let _b = x.push(2, 0);
+        assert!(!x.admits(1, 5, true, CyclePolicy::Conservative));
+        assert!(x.admits(3, 0, true, CyclePolicy::Conservative));
         assert_eq!(snapshot().len(), 2, "an admitted entry pops on drop");
     }
 
     #[test]
     fn permissive_keys_on_pair_only_for_reentrant() {
-        let _a = push(frame(1, 0));
-        let _b = push(frame(2, 1));
-        assert!(admits(1, 2, true, CyclePolicy::Permissive));
-        assert!(!admits(1, 0, true, CyclePolicy::Permissive));
+        let mut x = Actors::new();
+        let _a = x.push(1, 0);
+        let _b = x.push(2, 1);
+        assert!(x.admits(1, 2, true, CyclePolicy::Permissive));
+        assert!(!x.admits(1, 0, true, CyclePolicy::Permissive));
         // a `&mut self` actor is never re-entered, whatever the policy
-        assert!(!admits(1, 2, false, CyclePolicy::Permissive));
+        assert!(!x.admits(1, 2, false, CyclePolicy::Permissive));
     }
 
     #[test]
     fn a_refusal_reports_the_chain_without_the_target() {
-        let _a = push(frame(1, 0));
-        let Err(chain) = enter(frame(1, 0), false, CyclePolicy::Conservative) else {
+        let mut x = Actors::new();
+        let _a = x.push(1, 0);
+        let Err(chain) = enter(x.get(1), ClassId::new(0), false, CyclePolicy::Conservative) else {
             panic!("re-entry admitted")
         };
         assert_eq!(chain.frames(), &[frame(1, 0)]);
@@ -449,7 +539,7 @@ mod tests {
     #[test]
     fn guard_pops_on_unwind() {
         let r = std::panic::catch_unwind(|| {
-            let _g = push(frame(7, 0));
+            let _g = push(head(7), ClassId::new(0));
             panic!("boom");
         });
         assert!(r.is_err());
@@ -458,27 +548,29 @@ mod tests {
 
     #[test]
     fn deep_chains_spill_and_still_detect_cycles() {
+        let mut x = Actors::new();
         let guards: Vec<_> = (0..INLINE_FRAMES as u64 + 10)
-            .map(|i| push(frame(100 + i, 0)))
+            .map(|i| x.push(100 + i, 0))
             .collect();
         assert_eq!(snapshot().len(), INLINE_FRAMES + 10);
         // an actor in the spilled part and one in the inline part
-        assert!(!admits(
+        assert!(!x.admits(
             100 + INLINE_FRAMES as u64 + 5,
             0,
             false,
             CyclePolicy::Conservative
         ));
-        assert!(!admits(101, 0, false, CyclePolicy::Conservative));
-        assert!(admits(7, 0, false, CyclePolicy::Conservative));
+        assert!(!x.admits(101, 0, false, CyclePolicy::Conservative));
+        assert!(x.admits(7, 0, false, CyclePolicy::Conservative));
         drop(guards);
         assert!(snapshot().is_empty());
     }
 
     #[test]
     fn snapshot_displays_outermost_first() {
-        let _a = push(frame(1, 0));
-        let _b = push(frame(2, 1));
+        let mut x = Actors::new();
+        let _a = x.push(1, 0);
+        let _b = x.push(2, 1);
         assert_eq!(snapshot().to_string(), "T#1/M -> T#2/M");
     }
 }

@@ -304,9 +304,10 @@ mod tests {
     use super::*;
     use crate::base::ids::ActorId;
 
-    const A: usize = 101;
-    const B: usize = 102;
-    const C: usize = 103;
+    // Tokens are addresses of 8-aligned thread-local data.
+    const A: usize = 8 * 101;
+    const B: usize = 8 * 102;
+    const C: usize = 8 * 103;
 
     fn lock_held_by(thread: usize) -> Arc<ActorLock> {
         let lock = Arc::new(ActorLock::new(false));
@@ -325,9 +326,9 @@ mod tests {
 
     fn release(locks: &[&Arc<ActorLock>]) {
         for lock in locks {
-            // SAFETY: each lock was acquired by `lock_held_by` in this test
-            // and is released once, here.
-            unsafe { lock.release() };
+            // SAFETY: each lock was acquired by `lock_held_by` in this test,
+            // for the thread its owner names, and is released once, here.
+            unsafe { lock.release(lock.owner()) };
         }
     }
 
@@ -418,11 +419,11 @@ mod tests {
         );
         assert!(REGISTRY.lock().waiter(me).is_none());
         drop(plain);
-        let _frame = chain::push(chain::Frame::new(
-            ActorId(9),
-            crate::base::ids::ClassId::new(0),
-            &NAMES,
-        ));
+        let head = chain::FrameHead {
+            actor: ActorId(9),
+            names: &NAMES,
+        };
+        let _frame = chain::push(&head, crate::base::ids::ClassId::new(0));
         let one = || Target::new(ActorId(1), "one", None);
         let inside = before_wait(me, WaitOn::lock(&lock), one).unwrap();
         assert!(inside.in_graph(), "inside a handler the wait is recorded");

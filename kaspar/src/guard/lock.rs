@@ -1,31 +1,46 @@
 //! The exclusive-access lock every actor's handlers run under.
 //!
-//! A parking_lot raw mutex plus an `owner` word naming the holding thread.
-//! The owner word serves two readers, both off the uncontended path:
+//! One word holds everything: the token of the holding thread (0 when
+//! free) and two flag bits in the low bits (tokens are addresses of
+//! 8-aligned thread-local data, so those bits are always free):
 //!
-//! * nested entry: a thread that already holds the lock (a group thread
+//! * `PARKED`: some thread is parked waiting for the lock; the holder's
+//!   release must wake one (and hands the lock to it directly when asked
+//!   to be fair);
+//! * `FLAGGED`: entries through this lock must take the checked path. A
+//!   per-actor lock carries it exactly while the actor has a flag set
+//!   (stopped, halted, a restart pending, no state, timed); a group's lock
+//!   carries it always, because the members' flags differ.
+//!
+//! So the uncontended `fast_send` into an actor with nothing to check is
+//! one compare-and-swap from 0 to its own token, and one back: no separate
+//! owner word to write, no flags to read. The owner in the word serves two
+//! readers, both off that path:
+//!
+//! * nested entry: a thread that already holds the lock (a group's thread
 //!   holds its group's lock for a whole batch; a reentrant actor is held by
 //!   the thread re-entering it) proceeds without another atomic RMW;
 //! * the cross-thread deadlock detector ([`crate::guard::deadlock`]) follows
 //!   "lock → owner → what the owner waits for" edges.
 //!
-//! Writing the owner costs two relaxed stores to a cache line the lock's own
-//! CAS has just made exclusive to this core.
+//! Waiting uses parking_lot_core's address-keyed queue, the one under
+//! parking_lot's own mutex (`base::sync::parking`; under loom, a yield).
 //!
 //! # Contract
 //!
-//! Acquiring is safe. Releasing and bumping are `unsafe fn`s: each needs
-//! the calling thread to hold the lock, which only the guards that acquired
-//! it can promise (`actor::cell::Entered` for a synchronous entry,
-//! `actor::cell::Held` for a run loop's batch). The owner word is written
-//! only by the holder: after each acquire, and cleared before each release
-//! or hand-over. The loom model `tests/loom_lock.rs` checks this protocol.
+//! Acquiring is safe. Releasing, bumping and adopting are `unsafe fn`s:
+//! each needs the calling thread to hold the lock, which only the guards
+//! that acquired it can promise (`actor::cell` for a synchronous entry,
+//! `actor::cell::Held` for a run loop's batch). The owner part of the word
+//! is changed only by the holder (acquire, release, hand-over, adopt) or,
+//! for a direct hand-off, by the releasing holder on the woken thread's
+//! behalf. The loom models in `tests/loom_lock.rs` check this protocol.
 
 use std::fmt;
 
 use crossbeam_utils::Backoff;
 
-use crate::base::sync::{hint, AtomicUsize, Ordering, RawLock};
+use crate::base::sync::{hint, parking, AtomicUsize, Ordering};
 use crate::guard::chain;
 
 /// How long a synchronous delivery is prepared to wait for a held lock.
@@ -41,19 +56,24 @@ pub(crate) enum Wait {
     Park,
 }
 
-/// The owner word of a lock acquired for a thread that has yet to adopt it
-/// (never a thread token: tokens are addresses of thread-local data).
-const HANDED_OVER: usize = usize::MAX;
+/// Word bit: a thread is parked (or about to park) waiting for the lock.
+const PARKED: usize = 1;
+/// Word bit: entries take the checked path (module docs).
+const FLAGGED: usize = 2;
+const BITS: usize = PARKED | FLAGGED;
+
+/// The owner of a lock acquired for a thread that has yet to adopt it:
+/// an address no thread-local data can have.
+const HANDED_OVER: usize = !BITS;
+
+/// Unpark token: the releaser made the woken thread the holder.
+const HANDED_OFF: usize = 1;
 
 pub(crate) struct ActorLock {
-    raw: RawLock,
-    /// Token of the thread holding `raw` (see `chain::thread_token`), or 0.
-    /// Written only by the holder, right after acquiring and right before
-    /// releasing; `Relaxed` suffices because a reader compares it with its
-    /// own token (a thread always sees its own writes), and the deadlock
-    /// walker reads it under the registry mutex, which orders it after the
-    /// owner's registration.
-    owner: AtomicUsize,
+    /// Owner token | `PARKED` | `FLAGGED` (module docs). `Acquire` on
+    /// every acquisition and `Release` on every release order the state
+    /// the lock protects.
+    word: AtomicUsize,
     /// Token of the thread that runs this lock's run loop (the actor's own
     /// thread, or its group's), or 0 while none does. The thread a queued
     /// message waits for: the deadlock detector follows it from an `ask`
@@ -81,8 +101,11 @@ impl Drop for Consuming<'_> {
 
 impl fmt::Debug for ActorLock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let word = self.word.load(Ordering::Relaxed);
         f.debug_struct("ActorLock")
-            .field("owner", &self.owner.load(Ordering::Relaxed))
+            .field("owner", &(word & !BITS))
+            .field("parked", &(word & PARKED != 0))
+            .field("flagged", &(word & FLAGGED != 0))
             .field("consumer", &self.consumer.load(Ordering::Relaxed))
             .field("group", &self.group)
             .finish()
@@ -92,8 +115,7 @@ impl fmt::Debug for ActorLock {
 impl ActorLock {
     pub(crate) fn new(group: bool) -> Self {
         ActorLock {
-            raw: RawLock::new(),
-            owner: AtomicUsize::new(0),
+            word: AtomicUsize::new(if group { FLAGGED } else { 0 }),
             consumer: AtomicUsize::new(0),
             group,
         }
@@ -103,9 +125,15 @@ impl ActorLock {
         self.group
     }
 
+    /// The key this lock parks its waiters under.
+    fn key(&self) -> usize {
+        &self.word as *const AtomicUsize as usize
+    }
+
+    /// The holder's token, or 0.
     #[inline]
     pub(crate) fn owner(&self) -> usize {
-        self.owner.load(Ordering::Relaxed)
+        self.word.load(Ordering::Relaxed) & !BITS
     }
 
     /// The thread running this lock's run loop, or 0.
@@ -122,27 +150,47 @@ impl ActorLock {
         Consuming { lock: self }
     }
 
-    /// Whether the calling thread (token `me`) holds the lock.
+    /// Whether the calling thread (token `me`) holds the lock. `Relaxed`
+    /// suffices: a thread always sees its own writes, and no other thread
+    /// writes its token.
     #[inline]
     pub(crate) fn held_by(&self, me: usize) -> bool {
         self.owner() == me
     }
 
-    /// One non-blocking attempt.
+    /// The uncontended entry: succeeds only if the lock is free *and*
+    /// unflagged, which is what lets the caller skip the flags check.
+    #[inline(always)]
+    pub(crate) fn try_acquire_unflagged(&self, me: usize) -> bool {
+        self.word
+            .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// One non-blocking attempt, whatever the flag bits.
     #[inline]
     pub(crate) fn try_acquire(&self, me: usize) -> bool {
-        if self.raw.try_lock() {
-            self.owner.store(me, Ordering::Relaxed);
-            true
-        } else {
-            false
+        let mut cur = self.word.load(Ordering::Relaxed);
+        loop {
+            if cur & !BITS != 0 {
+                return false;
+            }
+            match self.word.compare_exchange_weak(
+                cur,
+                cur | me,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
         }
     }
 
     /// Acquires a fresh lock on behalf of a thread that has yet to start
     /// (an actor's or a group's run loop), which takes it over with
     /// [`adopt`](Self::adopt) before anything else. Until then the owner
-    /// word names no thread, so a synchronous caller waits for the lock like
+    /// names no thread, so a synchronous caller waits for the lock like
     /// for any holder (and the deadlock detector sees no thread to follow).
     /// This is how `start` guarantees that the `#[started]` hook runs before
     /// the first `fast_send`.
@@ -152,10 +200,9 @@ impl ActorLock {
     /// If the lock is held: only a lock nobody can reach yet is handed over.
     pub(crate) fn hand_over(&self) {
         assert!(
-            self.raw.try_lock(),
+            self.try_acquire(HANDED_OVER),
             "kaspar: handed over a lock that is already held"
         );
-        self.owner.store(HANDED_OVER, Ordering::Relaxed);
     }
 
     /// Takes over a lock acquired by [`hand_over`](Self::hand_over): the
@@ -168,23 +215,22 @@ impl ActorLock {
     /// must release it exactly once.
     pub(crate) unsafe fn adopt(&self, me: usize) {
         debug_assert_eq!(self.owner(), HANDED_OVER, "adopting a lock not handed over");
-        self.owner.store(me, Ordering::Relaxed);
+        // Waiters may set `PARKED` meanwhile: keep the bits.
+        self.update(|w| (w & BITS) | me, Ordering::Acquire);
     }
 
     /// Busy-waits until acquired.
     pub(crate) fn spin_acquire(&self, me: usize) {
-        while !self.raw.try_lock() {
+        while !self.try_acquire(me) {
             hint::spin_loop();
         }
-        self.owner.store(me, Ordering::Relaxed);
     }
 
     /// Spins with exponential backoff for a bounded count, then parks.
     pub(crate) fn adaptive_acquire(&self, me: usize) {
         let backoff = Backoff::new();
         while !backoff.is_completed() {
-            if self.raw.try_lock() {
-                self.owner.store(me, Ordering::Relaxed);
+            if self.try_acquire(me) {
                 return;
             }
             backoff.snooze();
@@ -192,24 +238,89 @@ impl ActorLock {
         self.park_acquire(me);
     }
 
-    /// Parks until acquired.
+    /// Parks until acquired: spins briefly with backoff while nobody is
+    /// parked (a short hold ends without a kernel round trip, as in
+    /// parking_lot's mutex), then marks the word `PARKED` and sleeps on the
+    /// lock's key until the holder hands the lock over or lets it go.
     pub(crate) fn park_acquire(&self, me: usize) {
-        self.raw.lock();
-        self.owner.store(me, Ordering::Relaxed);
+        let backoff = Backoff::new();
+        loop {
+            if self.try_acquire(me) {
+                return;
+            }
+            let cur = self.word.load(Ordering::Relaxed);
+            if cur & !BITS == 0 {
+                continue; // released meanwhile
+            }
+            if cur & PARKED == 0 && !backoff.is_completed() {
+                backoff.snooze();
+                continue;
+            }
+            if cur & PARKED == 0
+                && self
+                    .word
+                    .compare_exchange_weak(cur, cur | PARKED, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_err()
+            {
+                continue;
+            }
+            // Sleep only if the lock is still held and still marked: a
+            // release in between cleared the mark and found nobody parked.
+            let still_held = || {
+                let w = self.word.load(Ordering::Relaxed);
+                w & PARKED != 0 && w & !BITS != 0
+            };
+            if parking::park(self.key(), still_held, me) == Some(HANDED_OFF) {
+                // The releaser wrote this thread's token into the word
+                // before waking it; the wake-up orders that write (and
+                // everything before the release) before this return.
+                debug_assert_eq!(self.owner(), me);
+                return;
+            }
+        }
     }
 
     /// Releases the lock.
     ///
     /// # Safety
     ///
-    /// The calling thread acquired the lock (`try_acquire` returned `true`,
-    /// or one of the waiting acquires returned) and has not released it
-    /// since. Each acquisition is released exactly once.
-    #[inline]
-    pub(crate) unsafe fn release(&self) {
-        self.owner.store(0, Ordering::Relaxed);
-        // SAFETY: the caller holds the lock (this function's contract).
-        unsafe { self.raw.unlock() };
+    /// The calling thread (token `me`) acquired the lock (one of the
+    /// acquires returned `true` or returned, or it adopted it) and has not
+    /// released it since. Each acquisition is released exactly once.
+    #[inline(always)]
+    pub(crate) unsafe fn release(&self, me: usize) {
+        if self
+            .word
+            .compare_exchange(me, 0, Ordering::Release, Ordering::Relaxed)
+            .is_err()
+        {
+            self.release_slow(false);
+        }
+    }
+
+    /// A release with a flag bit set: keeps `FLAGGED`, and wakes one parked
+    /// waiter, handing it the lock directly if `fair` (or if the parking
+    /// queue asks for fairness, about every half millisecond per lock).
+    #[cold]
+    #[inline(never)]
+    fn release_slow(&self, fair: bool) {
+        if self.word.load(Ordering::Relaxed) & PARKED == 0 {
+            self.update(|w| w & FLAGGED, Ordering::Release);
+            return;
+        }
+        parking::unpark_one(self.key(), |woken, more, be_fair| {
+            let parked = if more { PARKED } else { 0 };
+            match woken {
+                Some(token) if fair || be_fair => {
+                    self.update(|w| (w & FLAGGED) | token | parked, Ordering::Release);
+                    HANDED_OFF
+                }
+                _ => {
+                    self.update(|w| (w & FLAGGED) | parked, Ordering::Release);
+                    0
+                }
+            }
+        });
     }
 
     /// Lets a parked waiter (a blocked `fast_send`) in, then takes the lock
@@ -223,11 +334,44 @@ impl ActorLock {
     /// when `bump` returns.
     #[inline]
     pub(crate) unsafe fn bump(&self, me: usize) {
-        self.owner.store(0, Ordering::Relaxed);
-        // SAFETY: the caller holds the lock (this function's contract);
-        // `bump` hands it to a parked waiter, if any, and returns with it
-        // held again.
-        unsafe { self.raw.bump() };
-        self.owner.store(me, Ordering::Relaxed);
+        if self.word.load(Ordering::Relaxed) & PARKED != 0 {
+            self.release_slow(true);
+            self.park_acquire(me);
+        }
+    }
+
+    /// Sets `FLAGGED`: entries through this lock take the checked path
+    /// from now on. By anyone who has just set an actor flag.
+    pub(crate) fn flag(&self) {
+        self.word.fetch_or(FLAGGED, Ordering::SeqCst);
+    }
+
+    /// Clears `FLAGGED` on a per-actor lock whose actor has no flag left
+    /// (`flags_now` reads them), without losing a flag set concurrently by
+    /// another thread: that thread sets its flag before [`flag`](Self::flag),
+    /// and this re-reads the flags after clearing. A group's lock stays
+    /// flagged.
+    pub(crate) fn unflag_if(&self, flags_now: impl Fn() -> u8) {
+        if self.group || flags_now() != 0 {
+            return;
+        }
+        self.word.fetch_and(!FLAGGED, Ordering::SeqCst);
+        if flags_now() != 0 {
+            self.flag();
+        }
+    }
+
+    /// A read-modify-write of the whole word.
+    fn update(&self, f: impl Fn(usize) -> usize, success: Ordering) {
+        let mut cur = self.word.load(Ordering::Relaxed);
+        loop {
+            match self
+                .word
+                .compare_exchange_weak(cur, f(cur), success, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(now) => cur = now,
+            }
+        }
     }
 }

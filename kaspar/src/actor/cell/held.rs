@@ -4,7 +4,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::base::ids::Target;
-use crate::guard::chain;
+use crate::guard::chain::{self, GroupMark};
 use crate::guard::deadlock::{self, WaitOn};
 use crate::guard::lock::ActorLock;
 
@@ -14,6 +14,10 @@ use crate::guard::lock::ActorLock;
 pub(crate) struct Held<'a> {
     pub(super) lock: &'a ActorLock,
     pub(super) me: usize,
+    /// For a group's lock: marks this thread as its holder, so that calls
+    /// between members take the intra-group path. Taken off before the
+    /// lock is released.
+    group: Option<GroupMark>,
     /// A hold is released by the thread that took it.
     _not_send: PhantomData<*const ()>,
 }
@@ -30,11 +34,7 @@ impl<'a> Held<'a> {
         let me = chain::thread_token();
         // SAFETY: this function's contract.
         unsafe { lock.adopt(me) };
-        Held {
-            lock,
-            me,
-            _not_send: PhantomData,
-        }
+        Held::made(lock, me)
     }
 
     pub(crate) fn acquire(lock: &'a ActorLock) -> Self {
@@ -44,11 +44,7 @@ impl<'a> Held<'a> {
             "run loop entered with a chain"
         );
         lock.park_acquire(me);
-        Held {
-            lock,
-            me,
-            _not_send: PhantomData,
-        }
+        Held::made(lock, me)
     }
 
     /// [`acquire`](Self::acquire) for a run loop that may find the lock held
@@ -65,9 +61,15 @@ impl<'a> Held<'a> {
             let _registered = deadlock::register_wait(me, WaitOn::lock(lock), target);
             lock.park_acquire(me);
         }
+        Held::made(lock, me)
+    }
+
+    /// The hold of `lock`, which the calling thread (token `me`) now holds.
+    fn made(lock: &'a ActorLock, me: usize) -> Self {
         Held {
             lock,
             me,
+            group: lock.is_group().then(|| GroupMark::set(lock)),
             _not_send: PhantomData,
         }
     }
@@ -84,11 +86,14 @@ impl<'a> Held<'a> {
 
 impl Drop for Held<'_> {
     fn drop(&mut self) {
+        // The group mark goes first: it never names a lock this thread
+        // does not hold.
+        drop(self.group.take());
         // SAFETY: a `Held` is made only by `acquire`, `acquire_watched` or
-        // `adopt`, each of which leaves this thread holding the lock (`Held`
-        // is not `Send`, so it is dropped here too). `bump` returns with the
-        // lock held again, so it is still held here, and this drop releases
-        // the acquisition exactly once.
-        unsafe { self.lock.release() };
+        // `adopt`, each of which leaves this thread (token `me`) holding the
+        // lock (`Held` is not `Send`, so it is dropped here too). `bump`
+        // returns with the lock held again, so it is still held here, and
+        // this drop releases the acquisition exactly once.
+        unsafe { self.lock.release(self.me) };
     }
 }

@@ -25,6 +25,7 @@
 
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -35,12 +36,14 @@ use crate::base::clock::Clock;
 use crate::base::ids::{ActorId, ClassId};
 use crate::base::latency::Latencies;
 use crate::base::stats::{SharedCounters, Stats};
-use crate::base::sync::{AtomicU8, AtomicUsize, Ordering};
+use crate::base::sync::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use crate::error::SendError;
 use crate::error::Target;
 use crate::failure::dead_letters::DeadLetters;
 use crate::failure::supervision::Supervisor;
-use crate::guard::chain::{self, CallChain, ChainGuard, CyclePolicy, Frame, FrameNames};
+use crate::guard::chain::{
+    self, CallChain, ChainGuard, CyclePolicy, FrameHead, FrameNames, GroupMark,
+};
 use crate::guard::deadlock::{self, WaitEdge, WaitKind, WaitOn};
 use crate::guard::lock::{ActorLock, Wait};
 use crate::mailbox::inbox::Inbox;
@@ -76,6 +79,9 @@ pub(crate) const TIMED: u8 = 16;
 
 pub(crate) struct ActorCell<A: Actor> {
     lock: Arc<ActorLock>,
+    /// `lock`'s address, read by every entry: one load where dereferencing
+    /// the `Arc` would add its header offset on the way.
+    lock_at: LockAt,
     /// `STOPPED | HALTED | RESTART_PENDING | VACANT | TIMED`, written only
     /// by the lock holder (so a `Relaxed` read under the lock sees the
     /// latest value), except `TIMED`, which the spawner may set at any
@@ -85,6 +91,9 @@ pub(crate) struct ActorCell<A: Actor> {
     pub(crate) stats: Stats,
     state: StateCell<A>,
     pub(crate) id: ActorId,
+    /// The actor as its frames on a call chain name it (a copy of `id` and
+    /// the type's names): a frame is a pointer to this and a class.
+    head: FrameHead,
     pub(crate) policy: CyclePolicy,
     pub(crate) inbox: Inbox<A::Msg>,
     pub(crate) clock: Clock,
@@ -93,9 +102,25 @@ pub(crate) struct ActorCell<A: Actor> {
     /// [`bind_home`](Self::bind_home)), or 0 before it started. Read on
     /// entry only for a thread-bound actor (`ActorConfig::THREAD_BOUND`).
     home: AtomicUsize,
+    /// Whether the state of this `Exclusive` group member is borrowed right
+    /// now (one of its handlers is running). Read and written only by the
+    /// thread holding the group's lock, so `Relaxed` plain loads and
+    /// stores; the lock orders them between holders. It stands in for the
+    /// call-chain scan on the intra-group path (module docs).
+    entered: AtomicBool,
     /// Its instance name and system; never read on a delivery's way in.
     pub(crate) instance: Instance,
 }
+
+/// The address of the `ActorLock` inside a cell's `Arc<ActorLock>`.
+struct LockAt(NonNull<ActorLock>);
+
+// SAFETY: a `LockAt` is only ever turned into a `&ActorLock` (by
+// `ActorCell::lock_word`), and `ActorLock` is `Sync`: sharing or sending the
+// address is sharing a `&ActorLock`, which is `Send` and `Sync`.
+unsafe impl Send for LockAt {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for LockAt {}
 
 /// The actor's state. Reached only through [`Entered::access`] and
 /// [`Entered::replace_state`], that is, only by the thread holding the
@@ -130,7 +155,23 @@ unsafe impl<A: ActorConfig> Send for StateCell<A> {}
 /// took it, is released by a [`Release`] that outlives the `Entered`.)
 pub(crate) struct Entered<'a, A: Actor> {
     cell: &'a ActorCell<A>,
-    _frame: ChainGuard,
+    /// Pops this entry's frame; `None` for an intra-group entry, which
+    /// pushes none.
+    _frame: Option<ChainGuard>,
+    /// Clears the member's `entered` mark; `Some` for every entry into an
+    /// `Exclusive` group member.
+    _mark: Option<EnteredMark<'a>>,
+}
+
+/// Clears an `Exclusive` group member's `entered` mark when its entry
+/// ends (also on unwind).
+struct EnteredMark<'a>(&'a AtomicBool);
+
+impl Drop for EnteredMark<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
 }
 
 /// Releases a lock that this thread acquired for one entry, when dropped
@@ -140,6 +181,8 @@ pub(crate) struct Entered<'a, A: Actor> {
 /// test.
 struct Release<'a> {
     lock: &'a ActorLock,
+    /// The acquiring thread's token.
+    me: usize,
     /// Released by the thread that acquired it.
     _not_send: PhantomData<*const ()>,
 }
@@ -147,10 +190,11 @@ struct Release<'a> {
 impl Drop for Release<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        // SAFETY: a `Release` is made only right after this thread acquired
-        // `lock` for one entry (`enter_with`, `enter_after_wait`); it is not
-        // `Send`, so it is dropped on that thread, and it releases once.
-        unsafe { self.lock.release() };
+        // SAFETY: a `Release` is made only right after the thread `me`
+        // acquired `lock` for one entry (`enter_with`, `enter_checked`); it
+        // is not `Send`, so it is dropped on that thread, and it releases
+        // once.
+        unsafe { self.lock.release(self.me) };
     }
 }
 
@@ -193,17 +237,33 @@ impl<A: Actor> ActorCell<A> {
         dead: DeadLetters,
         instance: Instance,
     ) -> Self {
+        if actor.is_none() {
+            // A vacant cell's entries must see `VACANT`.
+            lock.flag();
+        }
+        let id = ActorId::next();
         ActorCell {
+            lock_at: LockAt(NonNull::from(&*lock)),
             lock,
             flags: AtomicU8::new(if actor.is_some() { 0 } else { VACANT }),
             stats: Stats::default(),
             state: StateCell(UnsafeCell::new(actor)),
-            id: ActorId::next(),
+            id,
+            head: FrameHead {
+                actor: id,
+                names: const {
+                    &FrameNames {
+                        actor: <A as ActorConfig>::NAME,
+                        classes: A::CLASSES,
+                    }
+                },
+            },
             policy,
             inbox,
             clock,
             sup: Supervisor::new(dead),
             home: AtomicUsize::new(0),
+            entered: AtomicBool::new(false),
             instance,
         }
     }
@@ -216,7 +276,9 @@ impl<A: Actor> ActorCell<A> {
         self.stats
             .latency
             .get_or_init(|| Latencies::new(A::CLASSES.len()));
-        self.flags.fetch_or(TIMED, Ordering::Release);
+        // The flag first, then the lock's mark (see `ActorLock::unflag_if`).
+        self.flags.fetch_or(TIMED, Ordering::SeqCst);
+        self.lock.flag();
     }
 
     pub(crate) fn target(&self) -> Target {
@@ -257,6 +319,14 @@ impl<A: Actor> ActorCell<A> {
         &self.lock
     }
 
+    /// The actor's lock, reached through `lock_at`.
+    #[inline(always)]
+    fn lock_word(&self) -> &ActorLock {
+        // SAFETY: `lock_at` points into the allocation of `self.lock`,
+        // which is never replaced and lives as long as `self`.
+        unsafe { self.lock_at.0.as_ref() }
+    }
+
     pub(crate) fn shared_counters(&self) -> &SharedCounters {
         &self.stats.shared
     }
@@ -271,28 +341,28 @@ impl<A: Actor> ActorCell<A> {
         self.flags.load(Ordering::Relaxed)
     }
 
-    #[inline(always)]
-    pub(crate) fn frame(&self, class: ClassId) -> Frame {
-        let names: &'static FrameNames = const {
-            &FrameNames {
-                actor: <A as ActorConfig>::NAME,
-                classes: A::CLASSES,
-            }
-        };
-        Frame::new(self.id, class, names)
-    }
-
     /// Enters the actor to run the handler of `class` (see module docs) and
     /// runs `f` under the entry; the entry ends when `f` returns.
     ///
-    /// `f` is inlined once per way in: a fresh acquisition, a nested entry
-    /// (this thread already holds the lock: a group member called from its
-    /// group, or a reentrant actor), and, out of line, an entry after
-    /// waiting. Each copy knows statically whether it releases the lock, so
-    /// the uncontended path carries no "did I take it?" flag.
+    /// Two ways in are inlined into every delivery, each straight-line code
+    /// with `f` inlined once:
+    ///
+    /// * *intra-group*: this thread holds the group lock of this
+    ///   `Exclusive` member. The member's `entered` mark replaces the chain
+    ///   scan (the member is never on the chain twice, and never borrowed
+    ///   unless marked); no frame is pushed, no lock touched.
+    /// * *uncontended*: the chain check and push, then one compare-and-swap
+    ///   of the lock word from 0 to this thread's token. Success proves the
+    ///   lock was free and the actor has no flag set (the word would carry
+    ///   `FLAGGED`), so the flags need no separate read.
+    ///
+    /// Everything else (a held lock, a flagged actor, a group's lock from
+    /// outside, a nested entry, waiting) is [`enter_checked`], out of line.
     ///
     /// `carry` (the message) moves into `f` on entry, and comes back with
     /// the refusal otherwise.
+    ///
+    /// [`enter_checked`]: Self::enter_checked
     #[inline(always)]
     pub(crate) fn enter_with<C, R>(
         &self,
@@ -302,50 +372,107 @@ impl<A: Actor> ActorCell<A> {
         carry: C,
         f: impl FnOnce(&mut Entered<'_, A>, C) -> R,
     ) -> Result<R, (Refusal, C)> {
+        self.enter_or(
+            class,
+            policy,
+            wait,
+            carry,
+            |entered, carry| Ok(f(entered, carry)),
+            |refusal, carry| Err((refusal, carry)),
+        )
+    }
+
+    /// [`enter_with`](Self::enter_with) with the refusal turned into the
+    /// result by `refused`, so the caller's result is the only value that
+    /// leaves the entry: a delivery's reply travels in registers instead of
+    /// inside a nested `Result` in memory.
+    #[inline(always)]
+    pub(crate) fn enter_or<C, R>(
+        &self,
+        class: ClassId,
+        policy: CyclePolicy,
+        wait: Wait,
+        carry: C,
+        f: impl FnOnce(&mut Entered<'_, A>, C) -> R,
+        refused: impl FnOnce(Refusal, C) -> R,
+    ) -> R {
         let reentrant = <A::Access as AccessMode>::REENTRANT;
+        let t = chain::this_thread();
         // A thread-bound state is reached only from its own thread. The
         // home token is written once, by that thread, so only that thread
         // can ever read its own token here; any other sees 0 or another
         // thread's token and is refused. (A constant `false` for every
         // other actor: the test compiles away.)
-        if <A as ActorConfig>::THREAD_BOUND
-            && self.home.load(Ordering::Relaxed) != chain::thread_token()
-        {
-            return Err((Refusal::ThreadBound, carry));
+        if <A as ActorConfig>::THREAD_BOUND && self.home.load(Ordering::Relaxed) != t.token() {
+            return refused(Refusal::ThreadBound, carry);
+        }
+        let lock = self.lock_word();
+        if !reentrant && t.holds_group(lock) {
+            return self.enter_intra(class, carry, f, refused);
         }
         // The frame goes on the chain before the lock is tried; a refused
         // entry drops the guard, which pops it again.
-        let (me, frame) = match chain::enter(self.frame(class), reentrant, policy) {
-            Ok(entry) => entry,
-            Err(chain) => return Err((self.cycle(chain), carry)),
+        let frame = match chain::enter_on(t, &self.head, class, reentrant, policy) {
+            Ok(frame) => frame,
+            Err(chain) => return refused(self.cycle(chain), carry),
         };
-        if self.lock.try_acquire(me) {
+        let me = t.token();
+        if lock.try_acquire_unflagged(me) {
             let _release = Release {
-                lock: &self.lock,
+                lock,
+                me,
                 _not_send: PhantomData,
             };
-            return self.run_entered(frame, class, carry, f);
+            let mut entered = Entered {
+                cell: self,
+                _frame: Some(frame),
+                _mark: None,
+            };
+            entered.count(class);
+            return f(&mut entered, carry);
         }
-        if self.lock.held_by(me) {
-            // Nested entry. The chain check above proved this actor's state
-            // is not borrowed as `&mut` on this thread. A per-actor lock of
-            // an `Exclusive` actor held by this thread would contradict the
-            // chain invariant; refuse rather than trust it.
-            if !(self.lock.is_group() || reentrant) {
-                drop(frame);
-                return Err((self.cycle(chain::snapshot()), carry));
-            }
-            return self.run_entered(frame, class, carry, f);
+        match self.enter_checked(me, frame, class, wait, carry, f) {
+            Ok(out) => out,
+            Err((refusal, carry)) => refused(refusal, carry),
         }
-        self.enter_after_wait(me, frame, class, wait, carry, f)
     }
 
-    /// [`enter_with`](Self::enter_with) for a caller that finds the lock
-    /// held by another thread: the wait strategy, preceded by the deadlock
-    /// check.
+    /// The intra-group entry (see [`enter_with`](Self::enter_with)): this
+    /// thread holds the group's lock, and this member takes `&mut self`.
+    #[inline(always)]
+    fn enter_intra<C, R>(
+        &self,
+        class: ClassId,
+        carry: C,
+        f: impl FnOnce(&mut Entered<'_, A>, C) -> R,
+        refused: impl FnOnce(Refusal, C) -> R,
+    ) -> R {
+        if self.entered.load(Ordering::Relaxed) {
+            return refused(self.cycle(chain::snapshot()), carry);
+        }
+        let flags = self.flags.load(Ordering::Relaxed);
+        self.entered.store(true, Ordering::Relaxed);
+        let mut entered = Entered {
+            cell: self,
+            _frame: None,
+            _mark: Some(EnteredMark(&self.entered)),
+        };
+        if flags != 0 {
+            return match self.run_flagged(entered, flags, class, carry, f) {
+                Ok(out) => out,
+                Err((refusal, carry)) => refused(refusal, carry),
+            };
+        }
+        entered.count(class);
+        f(&mut entered, carry)
+    }
+
+    /// [`enter_with`](Self::enter_with) off its two inlined ways: the lock
+    /// is held (by this thread: a nested entry; by another: the wait
+    /// strategy, preceded by the deadlock check), or the word is flagged.
     #[cold]
     #[inline(never)]
-    fn enter_after_wait<C, R>(
+    fn enter_checked<C, R>(
         &self,
         me: usize,
         frame: ChainGuard,
@@ -354,22 +481,45 @@ impl<A: Actor> ActorCell<A> {
         carry: C,
         f: impl FnOnce(&mut Entered<'_, A>, C) -> R,
     ) -> Result<R, (Refusal, C)> {
+        let lock: &ActorLock = &self.lock;
+        if lock.held_by(me) {
+            // Nested entry. The chain check proved this actor's state is
+            // not borrowed as `&mut` through a frame on this thread. A
+            // per-actor lock of an `Exclusive` actor held by this thread
+            // would contradict the chain invariant; refuse rather than
+            // trust it.
+            let reentrant = <A::Access as AccessMode>::REENTRANT;
+            if !(lock.is_group() || reentrant) {
+                drop(frame);
+                return Err((self.cycle(chain::snapshot()), carry));
+            }
+            return self.run_entered(frame, class, carry, f);
+        }
+        let acquired = lock.try_acquire(me);
         // Take the frame off while blocked, so the deadlock registry
         // records only what this thread actually holds.
-        drop(frame);
-        if let Err(refusal) = self.wait_for_lock(me, wait) {
-            return Err((refusal, carry));
-        }
+        let frame = if acquired {
+            frame
+        } else {
+            drop(frame);
+            if let Err(refusal) = self.wait_for_lock(me, wait) {
+                return Err((refusal, carry));
+            }
+            chain::push(&self.head, class)
+        };
         let _release = Release {
-            lock: &self.lock,
+            lock,
+            me,
             _not_send: PhantomData,
         };
-        let frame = chain::push(self.frame(class));
+        // Dropped before `_release`: the mark never outlives the hold.
+        let _group = lock.is_group().then(|| GroupMark::set(lock));
         self.run_entered(frame, class, carry, f)
     }
 
-    /// The entry proper, once the lock is this thread's: the flags check,
-    /// the count, `f`.
+    /// An entry with the lock held by this thread, by any way but the two
+    /// inlined ones: the `entered` mark of an `Exclusive` group member, the
+    /// flags check, the count, `f`.
     #[inline(always)]
     fn run_entered<C, R>(
         &self,
@@ -378,9 +528,17 @@ impl<A: Actor> ActorCell<A> {
         carry: C,
         f: impl FnOnce(&mut Entered<'_, A>, C) -> R,
     ) -> Result<R, (Refusal, C)> {
+        let mark = match self.mark_entered() {
+            Ok(mark) => mark,
+            Err(()) => {
+                drop(frame);
+                return Err((self.cycle(chain::snapshot()), carry));
+            }
+        };
         let mut entered = Entered {
             cell: self,
-            _frame: frame,
+            _frame: Some(frame),
+            _mark: mark,
         };
         let flags = self.flags.load(Ordering::Relaxed);
         if flags != 0 {
@@ -388,6 +546,23 @@ impl<A: Actor> ActorCell<A> {
         }
         entered.count(class);
         Ok(f(&mut entered, carry))
+    }
+
+    /// For an `Exclusive` member of a group, whose lock this thread holds:
+    /// sets its `entered` mark, or fails if it is already set (the member
+    /// is running a handler further up this thread's stack, possibly
+    /// reached intra-group, without a frame). `Ok(None)` for any other
+    /// actor, whose chain check suffices.
+    #[inline]
+    fn mark_entered(&self) -> Result<Option<EnteredMark<'_>>, ()> {
+        if <A::Access as AccessMode>::REENTRANT || !self.lock.is_group() {
+            return Ok(None);
+        }
+        if self.entered.load(Ordering::Relaxed) {
+            return Err(());
+        }
+        self.entered.store(true, Ordering::Relaxed);
+        Ok(Some(EnteredMark(&self.entered)))
     }
 
     /// [`run_entered`](Self::run_entered) for an actor with some flag set:
@@ -470,9 +645,14 @@ impl<A: Actor> ActorCell<A> {
             self.flags() & VACANT == 0,
             "kaspar: run loop entered an actor that has no state"
         );
+        let frame = chain::push(&self.head, class);
+        let mark = self
+            .mark_entered()
+            .expect("kaspar: run loop entered a group member that is running a handler");
         let entered = Entered {
             cell: self,
-            _frame: chain::push(self.frame(class)),
+            _frame: Some(frame),
+            _mark: mark,
         };
         entered.count(class);
         entered
@@ -487,7 +667,8 @@ impl<A: Actor> ActorCell<A> {
 
     /// Marks the actor stopped; later entries get `Closed`.
     pub(crate) fn mark_stopped(&self, _held: &Held<'_>) {
-        self.flags.fetch_or(STOPPED, Ordering::Release);
+        self.flags.fetch_or(STOPPED, Ordering::SeqCst);
+        self.lock.flag();
     }
 
     /// Puts the first state into a vacant cell and opens it for entries.
@@ -507,7 +688,8 @@ impl<A: Actor> ActorCell<A> {
         // slot exists. Writing it is exclusive.
         unsafe { *self.state.0.get() = Some(actor) };
         // Published by the lock's release to whoever takes it next.
-        self.flags.fetch_and(!VACANT, Ordering::Release);
+        self.flags.fetch_and(!VACANT, Ordering::SeqCst);
+        self.lock.unflag_if(|| self.flags.load(Ordering::SeqCst));
     }
 
     /// Takes the state out of a stopped actor, so that it is dropped on the
@@ -516,7 +698,8 @@ impl<A: Actor> ActorCell<A> {
     pub(crate) fn vacate(&self, held: &Held<'_>) -> Option<A> {
         self.assert_own(held);
         debug_assert!(self.flags() & STOPPED != 0, "vacating a running actor");
-        self.flags.fetch_or(VACANT, Ordering::Release);
+        self.flags.fetch_or(VACANT, Ordering::SeqCst);
+        self.lock.flag();
         // SAFETY: `held` proves this thread holds the lock, and the actor is
         // stopped: no entry is admitted (each refuses `STOPPED` before it
         // reaches the state), so nothing borrows the slot.
@@ -598,18 +781,27 @@ impl<'a, A: Actor> Entered<'a, A> {
 
     /// Sets flag bits; only a lock holder writes them.
     pub(crate) fn set_flag(&self, bits: u8) {
-        self.cell.flags.fetch_or(bits, Ordering::Release);
+        self.cell.flags.fetch_or(bits, Ordering::SeqCst);
+        self.cell.lock.flag();
     }
 
     /// Clears flag bits; only a lock holder writes them.
     pub(crate) fn clear_flag(&self, bits: u8) {
-        self.cell.flags.fetch_and(!bits, Ordering::Release);
+        let flags = &self.cell.flags;
+        flags.fetch_and(!bits, Ordering::SeqCst);
+        self.cell.lock.unflag_if(|| flags.load(Ordering::SeqCst));
     }
 
     /// Whether [`replace_state`](Self::replace_state) would succeed: this
-    /// entry's frame is the only frame of the actor on this thread's chain.
+    /// entry is the only entry of the actor on this thread. Always so for
+    /// an `Exclusive` actor, which is never entered twice (the chain check,
+    /// or a group member's `entered` mark); for a `Shared` one, this
+    /// entry's frame is the only frame of the actor on the chain.
     #[cold]
     pub(crate) fn may_replace_state(&self) -> bool {
+        if !<A::Access as AccessMode>::REENTRANT {
+            return true;
+        }
         let id = self.cell.id;
         chain::snapshot()
             .frames()

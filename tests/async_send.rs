@@ -213,14 +213,17 @@ fn request_routes_the_reply_to_the_reply_to_mailbox() {
     let trader = system.spawn(Trader { prices: Vec::new() }).start();
     trader.send(Kick { quoter, n: 100 }).unwrap();
     let expected: Vec<u64> = (0..100).map(|i| i * 10).collect();
-    // replies arrive asynchronously; poll the trader's state until complete
+    // Replies arrive asynchronously; poll the trader's state until complete
+    // (bounded by time, not by a count of polls, which a loaded machine
+    // can use up before the quoter has run at all).
     let mut prices = Vec::new();
-    for _ in 0..10_000 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
         prices = trader.fast_send(Collected).unwrap();
         if prices.len() == expected.len() {
             break;
         }
-        thread::yield_now();
+        thread::sleep(std::time::Duration::from_micros(100));
     }
     assert_eq!(prices, expected);
 }

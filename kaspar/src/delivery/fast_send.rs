@@ -174,31 +174,45 @@ impl<A: Actor> Call<'_, A> {
         let cell = &self.addr.cell;
         let class = <A as Handler<M>>::CLASS;
         // The message moves into the entry only once entry succeeded; a
-        // refusal hands it back to be queued instead.
-        let inline = cell.enter_with(class, self.policy, Wait::Try, msg, |entered, msg| {
-            let mut ctx = Ctx::new(cell);
-            let run = catch_unwind(AssertUnwindSafe(|| {
-                <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
-            }));
-            // Counted after the handler (still under the lock), so a
-            // handler reading its own stats cannot see how it was reached.
-            cell.stats.locked.void_inline();
-            if let Err(payload) = run {
-                restart::on_panic(entered, class, payload);
-            }
-        });
+        // refusal hands it back (through `slot`, as in `deliver`) to be
+        // queued instead.
+        let slot = ErrorSlot::new();
+        let slot = &slot;
+        let inline = cell.enter_or(
+            class,
+            self.policy,
+            Wait::Try,
+            msg,
+            move |entered, msg| {
+                let mut ctx = Ctx::new(cell);
+                let run = catch_unwind(AssertUnwindSafe(|| {
+                    <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
+                }));
+                // Counted after the handler (still under the lock), so a
+                // handler reading its own stats cannot see how it was
+                // reached.
+                cell.stats.locked.void_inline();
+                if let Err(payload) = run {
+                    restart::on_panic(entered, <A as Handler<M>>::CLASS, payload);
+                }
+                Ok(())
+            },
+            move |refusal, msg| Err(slot.put((refusal, msg))),
+        );
         let msg = match inline {
             Ok(()) => return Ok(Delivered::Inline),
-            Err((Refusal::Closed, msg)) => return Err(SendError::Closed(msg)),
-            // Not started: queued, it is handled once the actor starts.
-            Err((
-                Refusal::Busy
-                | Refusal::Cycle(_)
-                | Refusal::Deadlock(_)
-                | Refusal::NotStarted
-                | Refusal::ThreadBound,
-                msg,
-            )) => msg,
+            Err(refused) => match slot.take(refused) {
+                (Refusal::Closed, msg) => return Err(SendError::Closed(msg)),
+                // Not started: queued, it is handled once the actor starts.
+                (
+                    Refusal::Busy
+                    | Refusal::Cycle(_)
+                    | Refusal::Deadlock(_)
+                    | Refusal::NotStarted
+                    | Refusal::ThreadBound,
+                    msg,
+                ) => msg,
+            },
         };
         self.addr.send(msg)?;
         SharedCounters::bump(&cell.stats.shared.void_queued);
@@ -247,9 +261,10 @@ impl<A: Actor> Call<'_, A> {
     }
 }
 
-/// Where a failed synchronous delivery leaves its error (see
-/// `Call::deliver`): written at most once, read once, never dropped in
-/// place, so the success path neither initialises nor checks it.
+/// Where a failed synchronous delivery leaves its error, or a refused
+/// `fast_send_void` its refusal (see `Call::deliver`): written at most
+/// once, read once, never dropped in place, so the success path neither
+/// initialises nor checks it.
 struct ErrorSlot<E>(UnsafeCell<MaybeUninit<E>>);
 
 /// Proof that an [`ErrorSlot`] holds an error: made only by
@@ -262,13 +277,13 @@ impl<E> ErrorSlot<E> {
         ErrorSlot(UnsafeCell::new(MaybeUninit::uninit()))
     }
 
-    /// Stores the error. Called at most once per slot: `deliver` makes one
-    /// slot per call, and the entry runs exactly one of its two closures,
-    /// each of which puts at most once.
+    /// Stores the error. Called at most once per slot: each delivery makes
+    /// one slot per call, and the entry runs exactly one of its two
+    /// closures, each of which puts at most once.
     #[cold]
     fn put(&self, error: E) -> Failed {
         // SAFETY: nothing else borrows the slot's contents (the slot is
-        // private to one `deliver` call, and `take` runs after the entry
+        // private to one delivery call, and `take` runs after the entry
         // returned), and it holds no value yet (one put per slot), so
         // overwriting it neither races nor leaks.
         unsafe { (*self.0.get()).write(error) };
@@ -278,7 +293,7 @@ impl<E> ErrorSlot<E> {
     /// Moves the error out.
     #[inline(always)]
     fn take(&self, _proof: Failed) -> E {
-        // SAFETY: `_proof` was made by `put` on this slot (each `deliver`
+        // SAFETY: `_proof` was made by `put` on this slot (each delivery
         // call has one slot and one outcome, and the token cannot be
         // copied), so the slot holds an initialised error, read once.
         unsafe { (*self.0.get()).assume_init_read() }

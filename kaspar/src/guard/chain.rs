@@ -216,10 +216,11 @@ pub(crate) struct ThreadState {
     /// Run loops this thread is running (`ActorLock::consuming`): other
     /// threads may wait for it to handle a message.
     consuming: Cell<u32>,
-    /// Address of the group lock this thread holds right now, or 0: set
-    /// after the lock is acquired and restored before it is released
-    /// ([`GroupMark`]), so it never names a lock this thread does not hold.
-    /// An entry into a member of that group is an intra-group call.
+    /// Address of a group lock this thread holds right now and none of
+    /// whose members has a flag set, or 0: set after the lock is acquired
+    /// and restored before it is released ([`GroupMark`]), and cleared when
+    /// a member gets a flag ([`forget_group`]). An entry into a member of
+    /// that group is an intra-group call that needs no flags check.
     group: Cell<usize>,
     /// The first `INLINE_FRAMES` frames, outermost first.
     frames: [FrameSlot; INLINE_FRAMES],
@@ -248,13 +249,28 @@ pub(crate) struct GroupMark {
 }
 
 impl GroupMark {
-    pub(crate) fn set<T>(lock: &T) -> GroupMark {
+    /// Marks the group lock at `lock`, which this thread has just
+    /// acquired, if `clean` (no member has a flag set); otherwise leaves
+    /// the mark as it is, and restores it all the same.
+    pub(crate) fn set<T>(lock: &T, clean: bool) -> GroupMark {
         let t = this_thread();
-        let previous = t.group.replace(lock as *const T as usize);
+        let previous = t.group.get();
+        if clean {
+            t.group.set(lock as *const T as usize);
+        }
         GroupMark {
             previous,
             _not_send: std::marker::PhantomData,
         }
+    }
+}
+
+/// Unmarks the group lock at `lock` if this thread marks it: one of its
+/// members now has a flag set.
+pub(crate) fn forget_group<T>(lock: &T) {
+    let t = this_thread();
+    if t.holds_group(lock) {
+        t.group.set(0);
     }
 }
 
@@ -354,12 +370,7 @@ fn frames_of(t: &ThreadState) -> Vec<Frame> {
     out
 }
 
-/// The cycle check and the frame push in one visit to thread-local storage
-/// (inlined into each delivery so the frame is written in place): on
-/// success returns this thread's token and the guard that pops the frame.
-///
-/// `reentrant` is whether the target's handlers take `&self`. Returns the
-/// chain snapshot (without the new frame) when the entry is refused.
+/// [`enter_on`] for the calling thread, returning its token too (tests).
 #[cfg(test)]
 pub(crate) fn enter(
     head: &FrameHead,
@@ -371,7 +382,13 @@ pub(crate) fn enter(
     enter_on(t, head, class, reentrant, policy).map(|guard| (t.token(), guard))
 }
 
-/// [`enter`] on this thread's state `t`, already reached by the caller.
+/// The cycle check and the frame push in one visit to thread-local storage
+/// (inlined into each delivery, so the frame is written in place), on this
+/// thread's state `t`, already reached by the caller: on success the guard
+/// that pops the frame.
+///
+/// `reentrant` is whether the target's handlers take `&self`. Returns the
+/// chain snapshot (without the new frame) when the entry is refused.
 #[inline(always)]
 pub(crate) fn enter_on(
     t: &ThreadState,
@@ -451,7 +468,7 @@ pub(crate) fn push(head: &FrameHead, class: ClassId) -> ChainGuard {
     }
 }
 
-/// Pops the frame pushed by [`push`] or [`enter`] when dropped.
+/// Pops the frame pushed by [`push`] or [`enter_on`] when dropped.
 pub(crate) struct ChainGuard {
     _not_send: std::marker::PhantomData<*const ()>,
 }

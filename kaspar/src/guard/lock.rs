@@ -84,6 +84,11 @@ pub(crate) struct ActorLock {
     /// into *another* member is then legitimate; on a per-actor lock it can
     /// only mean re-entry into the same actor.
     group: bool,
+    /// For a group's lock: how many members have a flag set. While none
+    /// has, a thread holding the lock marks itself as its holder
+    /// (`chain::GroupMark`), and calls between members skip the flags
+    /// check (`actor::cell`).
+    flagged_members: AtomicUsize,
 }
 
 /// Marks the calling thread as the consumer of a lock's queue while it
@@ -118,6 +123,36 @@ impl ActorLock {
             word: AtomicUsize::new(if group { FLAGGED } else { 0 }),
             consumer: AtomicUsize::new(0),
             group,
+            flagged_members: AtomicUsize::new(0),
+        }
+    }
+
+    /// For a group's lock: whether no member has a flag set.
+    #[inline]
+    pub(crate) fn members_clean(&self) -> bool {
+        self.flagged_members.load(Ordering::SeqCst) == 0
+    }
+
+    /// An actor under this lock went from no flag to some flag. A per-actor
+    /// lock is flagged; a group's counts the member, and the calling thread
+    /// (the only one that changes a running member's flags: it holds the
+    /// lock) stops marking itself as the holder of a clean group.
+    pub(crate) fn member_flagged(&self) {
+        if self.group {
+            self.flagged_members.fetch_add(1, Ordering::SeqCst);
+            chain::forget_group(self);
+        } else {
+            self.flag();
+        }
+    }
+
+    /// An actor under this lock went from some flag to none (`flags_now`
+    /// reads its flags): see [`unflag_if`](Self::unflag_if).
+    pub(crate) fn member_unflagged(&self, flags_now: impl Fn() -> u8) {
+        if self.group {
+            self.flagged_members.fetch_sub(1, Ordering::SeqCst);
+        } else {
+            self.unflag_if(flags_now);
         }
     }
 

@@ -69,7 +69,9 @@ impl<'a> Held<'a> {
         Held {
             lock,
             me,
-            group: lock.is_group().then(|| GroupMark::set(lock)),
+            group: lock
+                .is_group()
+                .then(|| GroupMark::set(lock, lock.members_clean())),
             _not_send: PhantomData,
         }
     }

@@ -1,27 +1,39 @@
 //! An actor's shared core: its state behind its exclusive-access lock, its
-//! mailbox, its counters, and the one function through which every handler
+//! mailbox, its counters, and the functions through which every handler
 //! invocation, synchronous or queued, enters the state.
 //!
 //! # The entry protocol
 //!
-//! [`ActorCell::enter_with`] is the only way to reach the state. In order:
+//! A synchronous delivery enters through [`ActorCell::enter_or`]; a run
+//! loop, which already holds the lock, through [`ActorCell::enter_held`].
+//! Nothing else reaches the state. A synchronous entry, in order:
 //!
 //! 1. the call-chain check (thread-local; refuses a cycle before any lock
-//!    is touched);
-//! 2. the lock: if this thread already holds it, entry is *nested* (allowed
-//!    for a group's shared lock and for reentrant actors only); otherwise a
-//!    try-lock, and on failure the operation's wait strategy, preceded by
-//!    the cross-thread deadlock check;
-//! 3. the flags check: refused if stopped or halted by supervision; a
-//!    restart left pending by a nested panic is performed here, and an
-//!    actor that records latency has its handler timed from here on;
-//! 4. the frame push.
+//!    is touched) and the frame push;
+//! 2. the lock: one compare-and-swap of its word from 0 to this thread's
+//!    token. If the word was not 0, out of line: this thread already holds
+//!    it (a *nested* entry, allowed for a group's shared lock and for
+//!    reentrant actors only), or another does (the operation's wait
+//!    strategy, preceded by the cross-thread deadlock check), or the word
+//!    is flagged (a group's lock, or an actor with a flag set);
+//! 3. the flags check, on the out-of-line paths only (a per-actor lock
+//!    carries `FLAGGED` exactly while its actor has a flag): refused if
+//!    stopped or halted by supervision; a restart left pending by a nested
+//!    panic is performed here, and an actor that records latency has its
+//!    handler timed from here on.
+//!
+//! An *intra-group* entry (a member calling a member of its own group, on
+//! the group's thread, while no member has a flag set) skips all three:
+//! the thread's group mark proves it holds the lock, and the callee's
+//! `entered` mark stands in for the chain (it is set by every entry into an
+//! `Exclusive` group member, whichever way it came, and refuses a second).
 //!
 //! Soundness rests on one invariant: *an actor's state is borrowed on a
-//! thread only while that actor's frame is on the thread's call chain, and
-//! only while the thread holds the actor's lock.* The lock excludes other
-//! threads. The chain check excludes a second `&mut` on the same thread:
-//! an `Exclusive` actor already on the chain is refused under every policy.
+//! thread only while the thread holds the actor's lock, and while that
+//! actor's frame is on the thread's call chain or (an `Exclusive` group
+//! member) its `entered` mark is set.* The lock excludes other threads. The
+//! chain check and the mark exclude a second `&mut` on the same thread: an
+//! `Exclusive` actor already entered is refused under every policy.
 
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
@@ -36,7 +48,7 @@ use crate::base::clock::Clock;
 use crate::base::ids::{ActorId, ClassId};
 use crate::base::latency::Latencies;
 use crate::base::stats::{SharedCounters, Stats};
-use crate::base::sync::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use crate::base::sync::{AtomicU8, AtomicUsize, Ordering};
 use crate::error::SendError;
 use crate::error::Target;
 use crate::failure::dead_letters::DeadLetters;
@@ -103,11 +115,9 @@ pub(crate) struct ActorCell<A: Actor> {
     /// entry only for a thread-bound actor (`ActorConfig::THREAD_BOUND`).
     home: AtomicUsize,
     /// Whether the state of this `Exclusive` group member is borrowed right
-    /// now (one of its handlers is running). Read and written only by the
-    /// thread holding the group's lock, so `Relaxed` plain loads and
-    /// stores; the lock orders them between holders. It stands in for the
+    /// now (one of its handlers is running). It stands in for the
     /// call-chain scan on the intra-group path (module docs).
-    entered: AtomicBool,
+    entered: EnteredFlag,
     /// Its instance name and system; never read on a delivery's way in.
     pub(crate) instance: Instance,
 }
@@ -140,7 +150,7 @@ struct StateCell<A>(UnsafeCell<Option<A>>);
 // a state that is not `Send` is constructible here only through
 // `ActorCell::vacant` + `fill` on its home thread (`spawn_with`,
 // `spawn_group_with`; every by-value path requires `A: Send`), is entered
-// only on that thread (`enter_with` refuses other threads before touching
+// only on that thread (`enter_or` refuses other threads before touching
 // anything, run loops run there), and is dropped there (`vacate` at stop).
 // So a `!Send` state never leaves its thread, and `A: Send` is not needed
 // for `Sync` or `Send`.
@@ -163,14 +173,48 @@ pub(crate) struct Entered<'a, A: Actor> {
     _mark: Option<EnteredMark<'a>>,
 }
 
+/// An `Exclusive` group member's `entered` mark: a plain `bool`, read and
+/// written only by the thread holding the member's lock (its group's),
+/// whose acquire and release order it between holders, so no atomic
+/// access is needed.
+struct EnteredFlag(UnsafeCell<bool>);
+
+// SAFETY: the flag is only reached through `get` and `set`, whose callers
+// hold the lock that serialises every access across threads.
+unsafe impl Sync for EnteredFlag {}
+
+impl EnteredFlag {
+    /// # Safety
+    ///
+    /// The calling thread holds the member's lock.
+    #[inline(always)]
+    unsafe fn get(&self) -> bool {
+        // SAFETY: the caller holds the lock, so no other thread accesses the
+        // flag, and no reference to it outlives this read.
+        unsafe { *self.0.get() }
+    }
+
+    /// # Safety
+    ///
+    /// As for [`get`](Self::get).
+    #[inline(always)]
+    unsafe fn set(&self, on: bool) {
+        // SAFETY: as for `get`.
+        unsafe { *self.0.get() = on }
+    }
+}
+
 /// Clears an `Exclusive` group member's `entered` mark when its entry
-/// ends (also on unwind).
-struct EnteredMark<'a>(&'a AtomicBool);
+/// ends (also on unwind). Made only by a thread holding the member's lock,
+/// for an entry that ends before the lock is released; not `Send`.
+struct EnteredMark<'a>(&'a EnteredFlag, PhantomData<*const ()>);
 
 impl Drop for EnteredMark<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        self.0.store(false, Ordering::Relaxed);
+        // SAFETY: the entry this mark belongs to holds the lock until after
+        // the mark is dropped (on the thread that made it).
+        unsafe { self.0.set(false) };
     }
 }
 
@@ -191,7 +235,7 @@ impl Drop for Release<'_> {
     #[inline(always)]
     fn drop(&mut self) {
         // SAFETY: a `Release` is made only right after the thread `me`
-        // acquired `lock` for one entry (`enter_with`, `enter_checked`); it
+        // acquired `lock` for one entry (`enter_or`, `enter_checked`); it
         // is not `Send`, so it is dropped on that thread, and it releases
         // once.
         unsafe { self.lock.release(self.me) };
@@ -239,7 +283,7 @@ impl<A: Actor> ActorCell<A> {
     ) -> Self {
         if actor.is_none() {
             // A vacant cell's entries must see `VACANT`.
-            lock.flag();
+            lock.member_flagged();
         }
         let id = ActorId::next();
         ActorCell {
@@ -263,7 +307,7 @@ impl<A: Actor> ActorCell<A> {
             clock,
             sup: Supervisor::new(dead),
             home: AtomicUsize::new(0),
-            entered: AtomicBool::new(false),
+            entered: EnteredFlag(UnsafeCell::new(false)),
             instance,
         }
     }
@@ -276,9 +320,27 @@ impl<A: Actor> ActorCell<A> {
         self.stats
             .latency
             .get_or_init(|| Latencies::new(A::CLASSES.len()));
-        // The flag first, then the lock's mark (see `ActorLock::unflag_if`).
-        self.flags.fetch_or(TIMED, Ordering::SeqCst);
-        self.lock.flag();
+        self.raise(TIMED);
+    }
+
+    /// Sets flag bits (by the lock holder, or by the spawner before the
+    /// actor starts), and tells the lock when the first one goes up.
+    fn raise(&self, bits: u8) {
+        // The flag first, then the lock (see `ActorLock::unflag_if`).
+        let before = self.flags.fetch_or(bits, Ordering::SeqCst);
+        if before == 0 && bits != 0 {
+            self.lock.member_flagged();
+        }
+    }
+
+    /// Clears flag bits (by the lock holder), and tells the lock when the
+    /// last one goes.
+    fn lower(&self, bits: u8) {
+        let before = self.flags.fetch_and(!bits, Ordering::SeqCst);
+        if before != 0 && before & !bits == 0 {
+            self.lock
+                .member_unflagged(|| self.flags.load(Ordering::SeqCst));
+        }
     }
 
     pub(crate) fn target(&self) -> Target {
@@ -341,29 +403,8 @@ impl<A: Actor> ActorCell<A> {
         self.flags.load(Ordering::Relaxed)
     }
 
-    /// Enters the actor to run the handler of `class` (see module docs) and
-    /// runs `f` under the entry; the entry ends when `f` returns.
-    ///
-    /// Two ways in are inlined into every delivery, each straight-line code
-    /// with `f` inlined once:
-    ///
-    /// * *intra-group*: this thread holds the group lock of this
-    ///   `Exclusive` member. The member's `entered` mark replaces the chain
-    ///   scan (the member is never on the chain twice, and never borrowed
-    ///   unless marked); no frame is pushed, no lock touched.
-    /// * *uncontended*: the chain check and push, then one compare-and-swap
-    ///   of the lock word from 0 to this thread's token. Success proves the
-    ///   lock was free and the actor has no flag set (the word would carry
-    ///   `FLAGGED`), so the flags need no separate read.
-    ///
-    /// Everything else (a held lock, a flagged actor, a group's lock from
-    /// outside, a nested entry, waiting) is [`enter_checked`], out of line.
-    ///
-    /// `carry` (the message) moves into `f` on entry, and comes back with
-    /// the refusal otherwise.
-    ///
-    /// [`enter_checked`]: Self::enter_checked
-    #[inline(always)]
+    /// [`enter_or`](Self::enter_or) with the refusal as an `Err` (tests).
+    #[cfg(test)]
     pub(crate) fn enter_with<C, R>(
         &self,
         class: ClassId,
@@ -382,10 +423,28 @@ impl<A: Actor> ActorCell<A> {
         )
     }
 
-    /// [`enter_with`](Self::enter_with) with the refusal turned into the
-    /// result by `refused`, so the caller's result is the only value that
-    /// leaves the entry: a delivery's reply travels in registers instead of
-    /// inside a nested `Result` in memory.
+    /// Enters the actor to run the handler of `class` (see module docs) and
+    /// runs `f` under the entry; the entry ends when `f` returns. A refused
+    /// entry hands `refused` the reason and `carry` (the message), which
+    /// moves into `f` only once the entry succeeded. Both produce the
+    /// caller's result, so nothing else leaves the entry.
+    ///
+    /// Two ways in are inlined into every delivery, each straight-line code
+    /// with `f` inlined once:
+    ///
+    /// * *intra-group*: this thread holds the group lock of this
+    ///   `Exclusive` member, and no member has a flag set. The member's
+    ///   `entered` mark replaces the chain scan; no frame is pushed, no
+    ///   lock touched, no flag read.
+    /// * *uncontended*: the chain check and push, then one compare-and-swap
+    ///   of the lock word from 0 to this thread's token. Success proves the
+    ///   lock was free and the actor has no flag set (the word would carry
+    ///   `FLAGGED`), so the flags need no separate read.
+    ///
+    /// Everything else (a held lock, a flagged actor, a group's lock from
+    /// outside, a nested entry, waiting) is [`enter_checked`], out of line.
+    ///
+    /// [`enter_checked`]: Self::enter_checked
     #[inline(always)]
     pub(crate) fn enter_or<C, R>(
         &self,
@@ -437,7 +496,7 @@ impl<A: Actor> ActorCell<A> {
         }
     }
 
-    /// The intra-group entry (see [`enter_with`](Self::enter_with)): this
+    /// The intra-group entry (see [`enter_or`](Self::enter_or)): this
     /// thread holds the group's lock, and this member takes `&mut self`.
     #[inline(always)]
     fn enter_intra<C, R>(
@@ -447,27 +506,27 @@ impl<A: Actor> ActorCell<A> {
         f: impl FnOnce(&mut Entered<'_, A>, C) -> R,
         refused: impl FnOnce(Refusal, C) -> R,
     ) -> R {
-        if self.entered.load(Ordering::Relaxed) {
+        // SAFETY: this thread holds the group's lock, which is this
+        // member's (`holds_group`, checked by the caller).
+        if unsafe { self.entered.get() } {
             return refused(self.cycle(chain::snapshot()), carry);
         }
-        let flags = self.flags.load(Ordering::Relaxed);
-        self.entered.store(true, Ordering::Relaxed);
+        // The thread marks a group it holds only while no member has a flag
+        // set, and only it could set one now: no flags to check.
+        debug_assert_eq!(self.flags(), 0, "intra-group entry into a flagged member");
+        // SAFETY: as above; the mark is dropped with the entry, before the
+        // caller's hold ends.
+        unsafe { self.entered.set(true) };
         let mut entered = Entered {
             cell: self,
             _frame: None,
-            _mark: Some(EnteredMark(&self.entered)),
+            _mark: Some(EnteredMark(&self.entered, PhantomData)),
         };
-        if flags != 0 {
-            return match self.run_flagged(entered, flags, class, carry, f) {
-                Ok(out) => out,
-                Err((refusal, carry)) => refused(refusal, carry),
-            };
-        }
         entered.count(class);
         f(&mut entered, carry)
     }
 
-    /// [`enter_with`](Self::enter_with) off its two inlined ways: the lock
+    /// [`enter_or`](Self::enter_or) off its two inlined ways: the lock
     /// is held (by this thread: a nested entry; by another: the wait
     /// strategy, preceded by the deadlock check), or the word is flagged.
     #[cold]
@@ -513,7 +572,9 @@ impl<A: Actor> ActorCell<A> {
             _not_send: PhantomData,
         };
         // Dropped before `_release`: the mark never outlives the hold.
-        let _group = lock.is_group().then(|| GroupMark::set(lock));
+        let _group = lock
+            .is_group()
+            .then(|| GroupMark::set(lock, lock.members_clean()));
         self.run_entered(frame, class, carry, f)
     }
 
@@ -528,7 +589,9 @@ impl<A: Actor> ActorCell<A> {
         carry: C,
         f: impl FnOnce(&mut Entered<'_, A>, C) -> R,
     ) -> Result<R, (Refusal, C)> {
-        let mark = match self.mark_entered() {
+        // SAFETY: every caller of `run_entered` holds the lock (nested, or
+        // acquired by `enter_checked`, whose release outlives the entry).
+        let mark = match unsafe { self.mark_entered() } {
             Ok(mark) => mark,
             Err(()) => {
                 drop(frame);
@@ -553,16 +616,23 @@ impl<A: Actor> ActorCell<A> {
     /// is running a handler further up this thread's stack, possibly
     /// reached intra-group, without a frame). `Ok(None)` for any other
     /// actor, whose chain check suffices.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds this actor's lock, until after the returned
+    /// mark is dropped.
     #[inline]
-    fn mark_entered(&self) -> Result<Option<EnteredMark<'_>>, ()> {
+    unsafe fn mark_entered(&self) -> Result<Option<EnteredMark<'_>>, ()> {
         if <A::Access as AccessMode>::REENTRANT || !self.lock.is_group() {
             return Ok(None);
         }
-        if self.entered.load(Ordering::Relaxed) {
+        // SAFETY: the caller holds this member's lock.
+        if unsafe { self.entered.get() } {
             return Err(());
         }
-        self.entered.store(true, Ordering::Relaxed);
-        Ok(Some(EnteredMark(&self.entered)))
+        // SAFETY: as above, until after the mark is dropped.
+        unsafe { self.entered.set(true) };
+        Ok(Some(EnteredMark(&self.entered, PhantomData)))
     }
 
     /// [`run_entered`](Self::run_entered) for an actor with some flag set:
@@ -646,8 +716,9 @@ impl<A: Actor> ActorCell<A> {
             "kaspar: run loop entered an actor that has no state"
         );
         let frame = chain::push(&self.head, class);
-        let mark = self
-            .mark_entered()
+        // SAFETY: `held` is this actor's lock (asserted above), held by this
+        // thread for as long as the entry can live (it borrows `held`).
+        let mark = unsafe { self.mark_entered() }
             .expect("kaspar: run loop entered a group member that is running a handler");
         let entered = Entered {
             cell: self,
@@ -667,8 +738,7 @@ impl<A: Actor> ActorCell<A> {
 
     /// Marks the actor stopped; later entries get `Closed`.
     pub(crate) fn mark_stopped(&self, _held: &Held<'_>) {
-        self.flags.fetch_or(STOPPED, Ordering::SeqCst);
-        self.lock.flag();
+        self.raise(STOPPED);
     }
 
     /// Puts the first state into a vacant cell and opens it for entries.
@@ -688,8 +758,7 @@ impl<A: Actor> ActorCell<A> {
         // slot exists. Writing it is exclusive.
         unsafe { *self.state.0.get() = Some(actor) };
         // Published by the lock's release to whoever takes it next.
-        self.flags.fetch_and(!VACANT, Ordering::SeqCst);
-        self.lock.unflag_if(|| self.flags.load(Ordering::SeqCst));
+        self.lower(VACANT);
     }
 
     /// Takes the state out of a stopped actor, so that it is dropped on the
@@ -698,8 +767,7 @@ impl<A: Actor> ActorCell<A> {
     pub(crate) fn vacate(&self, held: &Held<'_>) -> Option<A> {
         self.assert_own(held);
         debug_assert!(self.flags() & STOPPED != 0, "vacating a running actor");
-        self.flags.fetch_or(VACANT, Ordering::SeqCst);
-        self.lock.flag();
+        self.raise(VACANT);
         // SAFETY: `held` proves this thread holds the lock, and the actor is
         // stopped: no entry is admitted (each refuses `STOPPED` before it
         // reaches the state), so nothing borrows the slot.
@@ -781,15 +849,12 @@ impl<'a, A: Actor> Entered<'a, A> {
 
     /// Sets flag bits; only a lock holder writes them.
     pub(crate) fn set_flag(&self, bits: u8) {
-        self.cell.flags.fetch_or(bits, Ordering::SeqCst);
-        self.cell.lock.flag();
+        self.cell.raise(bits);
     }
 
     /// Clears flag bits; only a lock holder writes them.
     pub(crate) fn clear_flag(&self, bits: u8) {
-        let flags = &self.cell.flags;
-        flags.fetch_and(!bits, Ordering::SeqCst);
-        self.cell.lock.unflag_if(|| flags.load(Ordering::SeqCst));
+        self.cell.lower(bits);
     }
 
     /// Whether [`replace_state`](Self::replace_state) would succeed: this

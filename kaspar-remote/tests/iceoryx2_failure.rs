@@ -18,7 +18,7 @@ use iceoryx2_peer::{
 use kaspar_remote::transport::iceoryx2::{Iceoryx2Config, Iceoryx2Transport, Overflow};
 use kaspar_remote::{LinkError, LinkRx, LinkTx, PeerState, Transport};
 
-type Ipc = iceoryx2::service::ipc_threadsafe::Service;
+type Ipc = iceoryx2::service::ipc::Service;
 
 const LIVENESS: Duration = Duration::from_millis(200);
 const DEPTH: usize = 64;

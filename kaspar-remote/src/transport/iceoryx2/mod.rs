@@ -18,8 +18,11 @@
 //! - names are event services whose attributes carry the record (see
 //!   `discovery.rs`).
 //!
-//! Every port uses iceoryx2's `ipc_threadsafe` flavour, because a link must
-//! be `Send`; it adds one uncontended lock per loan, send and receive.
+//! Ports use iceoryx2's single-threaded `ipc` flavour, and the links are
+//! made `Send` by hand (see the SAFETY notes in `tx.rs` and `rx.rs`): the
+//! `ipc_threadsafe` flavour would lock a mutex on every loan, send and
+//! receive, about 0.5 µs per round trip on the dev VM (`iceoryx2/raw`
+//! against `iceoryx2/raw_threadsafe` in `benches/remote.rs`).
 
 mod config;
 mod discovery;
@@ -45,7 +48,7 @@ use crate::link::{Announcement, LinkError, Transport};
 use liveness::Monitor;
 
 /// The iceoryx2 service flavour every port of this transport uses.
-type Ipc = ipc_threadsafe::Service;
+type Ipc = ipc::Service;
 
 /// The iceoryx2 back end: one iceoryx2 node per value, shared by all its
 /// links.

@@ -21,6 +21,14 @@ pub struct Iceoryx2Rx {
     endpoint: String,
 }
 
+// SAFETY: as for `Iceoryx2Tx`: the subscriber's port state sits in an
+// `Rc` that iceoryx2 clones into every received sample (iceoryx2 =0.9.3,
+// pinned); `poll` drops each sample before it returns, unwinding included,
+// so the `Rc` has one owner, inside this value, whenever the inbox can
+// move between threads. Not being `Sync`, it is never used from two
+// threads at once.
+unsafe impl Send for Iceoryx2Rx {}
+
 impl std::fmt::Debug for Iceoryx2Rx {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Iceoryx2Rx")

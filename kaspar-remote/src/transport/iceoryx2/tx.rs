@@ -25,6 +25,17 @@ pub struct Iceoryx2Tx {
     max_frame_len: usize,
 }
 
+// SAFETY: the one part of an `ipc` publisher that is not thread-safe is
+// the `Rc` around its port state, which iceoryx2 clones into every sample
+// it loans (iceoryx2 =0.9.3, pinned: the `SingleThreaded` sync policy; the
+// node and service states the port shares are `Arc`s, and the port factory
+// is `Send + Sync`). `send_frame` loans, fills and publishes or drops its
+// sample before it returns, unwinding included, so whenever an
+// `Iceoryx2Tx` can move to another thread that `Rc` has one owner, inside
+// this value, and the move takes every handle to the state along. Not
+// being `Sync`, the link is never used from two threads at once.
+unsafe impl Send for Iceoryx2Tx {}
+
 impl std::fmt::Debug for Iceoryx2Tx {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Iceoryx2Tx")

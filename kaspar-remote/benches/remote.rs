@@ -24,8 +24,9 @@ use std::time::{Duration, Instant};
 
 /// Set in the re-launched echo peer: the case it serves.
 const ECHO: &str = "KASPAR_BENCH_REMOTE_ECHO";
-/// Set in the echo peer: the iceoryx2 namespace of this run.
-const NS: &str = "KASPAR_BENCH_REMOTE_NS";
+/// Set in the echo peer: the session (run and case) it serves, which
+/// names the endpoints, so that concurrent runs never meet.
+const SESSION: &str = "KASPAR_BENCH_REMOTE_SESSION";
 /// The frame's length.
 const FRAME: usize = 64;
 /// A frame whose byte [`FLAG`] is this ends the echo peer (bytes 0..8
@@ -45,7 +46,8 @@ struct Plan {
 /// One row of the table: a transport path measured end to end.
 struct Case {
     name: &'static str,
-    /// Measures `plan.samples` round trips against a running echo peer and
+    /// Measures `plan.samples` round trips against the echo peer of the
+    /// session (the first argument, to be worked into endpoint names) and
     /// returns them in nanoseconds; finally sends [`STOP`].
     ping: fn(&str, Plan) -> Vec<u64>,
     /// The echo peer: sends every frame back until [`STOP`] or
@@ -78,9 +80,9 @@ const CASES: &[Case] = &[
 
 fn main() {
     if let Ok(case) = std::env::var(ECHO) {
-        let ns = std::env::var(NS).expect("the echo peer is given a namespace");
+        let session = std::env::var(SESSION).expect("the echo peer is given a session");
         let case = CASES.iter().find(|c| c.name == case).expect("a known case");
-        return (case.echo)(&ns);
+        return (case.echo)(&session);
     }
     let quick = std::env::args().any(|a| a == "--quick");
     let (plan, runs) = if quick {
@@ -113,9 +115,9 @@ fn main() {
     let mut results: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); CASES.len()];
     for run in 0..runs {
         for (i, case) in CASES.iter().enumerate() {
-            let ns = format!("bench{}_{run}_{i}", std::process::id());
-            let mut echo = spawn_echo(case.name, &ns);
-            let mut rt = (case.ping)(&ns, plan);
+            let session = format!("{}_{run}_{i}", std::process::id());
+            let mut echo = spawn_echo(case.name, &session);
+            let mut rt = (case.ping)(&session, plan);
             finish(&mut echo, case.name);
             rt.sort_unstable();
             results[i].0.push(percentile(&rt, 0.50));
@@ -139,10 +141,10 @@ fn main() {
     println!("\nJSON lines: {}", path.display());
 }
 
-fn spawn_echo(case: &str, ns: &str) -> Child {
+fn spawn_echo(case: &str, session: &str) -> Child {
     Command::new(std::env::current_exe().expect("the bench binary's path"))
         .env(ECHO, case)
-        .env(NS, ns)
+        .env(SESSION, session)
         .spawn()
         .expect("re-launch the bench as the echo peer")
 }
@@ -250,13 +252,16 @@ mod iox {
     use kaspar_remote::{LinkError, LinkRx, LinkTx, Transport};
     use std::time::Instant;
 
+    /// The iceoryx2 namespace of every run (sessions keep runs apart).
+    const NAMESPACE: &str = "bench";
+
     type RawPorts<S> = (Node<S>, Publisher<S, [u8], ()>, Subscriber<S, [u8], ()>);
 
     /// A node and a publisher on `out`, a subscriber on `inn`, in the
-    /// namespace `ns`; waits until the peer's subscriber is there.
-    fn raw_ports<S: Service>(ns: &str, out: &str, inn: &str) -> RawPorts<S> {
+    /// bench's namespace; waits until the peer's subscriber is there.
+    fn raw_ports<S: Service>(out: &str, inn: &str) -> RawPorts<S> {
         let mut config = Config::global_config().clone();
-        config.global.prefix = FileName::new(format!("kaspar_{ns}_").as_bytes()).unwrap();
+        config.global.prefix = FileName::new(format!("kaspar_{NAMESPACE}_").as_bytes()).unwrap();
         let node = NodeBuilder::new()
             .config(&config)
             .signal_handling_mode(SignalHandlingMode::Disabled)
@@ -288,8 +293,11 @@ mod iox {
         sample.write_from_slice(frame).send().unwrap();
     }
 
-    pub(super) fn raw_ping<S: Service>(ns: &str, plan: Plan) -> Vec<u64> {
-        let (_node, publisher, subscriber) = raw_ports::<S>(ns, "bench/echo", "bench/ping");
+    pub(super) fn raw_ping<S: Service>(session: &str, plan: Plan) -> Vec<u64> {
+        let (_node, publisher, subscriber) = raw_ports::<S>(
+            &format!("bench/{session}/echo"),
+            &format!("bench/{session}/ping"),
+        );
         measure(
             plan,
             |frame| raw_send(&publisher, frame),
@@ -303,8 +311,11 @@ mod iox {
         )
     }
 
-    pub(super) fn raw_echo<S: Service>(ns: &str) {
-        let (_node, publisher, subscriber) = raw_ports::<S>(ns, "bench/ping", "bench/echo");
+    pub(super) fn raw_echo<S: Service>(session: &str) {
+        let (_node, publisher, subscriber) = raw_ports::<S>(
+            &format!("bench/{session}/ping"),
+            &format!("bench/{session}/echo"),
+        );
         let mut quiet_since = Instant::now();
         while quiet_since.elapsed() < PATIENCE {
             if let Some(sample) = subscriber.receive().unwrap() {
@@ -317,10 +328,13 @@ mod iox {
         }
     }
 
-    fn link_ends(ns: &str, out: &str, inn: &str) -> (Iceoryx2Transport, impl LinkTx, impl LinkRx) {
-        let t =
-            Iceoryx2Transport::new(Iceoryx2Config::default().namespace(ns).max_frame_len(FRAME))
-                .unwrap();
+    fn link_ends(out: &str, inn: &str) -> (Iceoryx2Transport, impl LinkTx, impl LinkRx) {
+        let t = Iceoryx2Transport::new(
+            Iceoryx2Config::default()
+                .namespace(NAMESPACE)
+                .max_frame_len(FRAME),
+        )
+        .unwrap();
         let rx = t.listen(inn).unwrap();
         let tx = t.connect(out, PATIENCE).unwrap();
         (t, tx, rx)
@@ -336,8 +350,9 @@ mod iox {
         }
     }
 
-    pub(super) fn link_ping(ns: &str, plan: Plan) -> Vec<u64> {
-        let (_t, mut tx, mut rx) = link_ends(ns, "echo", "ping");
+    pub(super) fn link_ping(session: &str, plan: Plan) -> Vec<u64> {
+        let (_t, mut tx, mut rx) =
+            link_ends(&format!("{session}/echo"), &format!("{session}/ping"));
         // `measure` needs both closures at once: the link halves are
         // separate values, so each closure owns one.
         measure(
@@ -347,8 +362,9 @@ mod iox {
         )
     }
 
-    pub(super) fn link_echo(ns: &str) {
-        let (_t, mut tx, mut rx) = link_ends(ns, "ping", "echo");
+    pub(super) fn link_echo(session: &str) {
+        let (_t, mut tx, mut rx) =
+            link_ends(&format!("{session}/ping"), &format!("{session}/echo"));
         let mut quiet_since = Instant::now();
         let mut stop = false;
         while !stop && quiet_since.elapsed() < PATIENCE {

@@ -7,6 +7,8 @@
 //! found dead (its only node is) and removed by the next `discover` or
 //! `announce` of that name, or by any liveness monitor.
 
+use std::time::{Duration, Instant};
+
 use ::iceoryx2::config::Config as IceConfig;
 use ::iceoryx2::prelude::*;
 use ::iceoryx2::service::attribute::{AttributeKey, AttributeValue};
@@ -28,6 +30,7 @@ pub(super) fn announce(
     config: &IceConfig,
     name: &str,
     record: &[u8],
+    patience: Duration,
 ) -> Result<Announcement, LinkError> {
     if record.len() > MAX_RECORD_LEN {
         return Err(LinkError::Transport(format!(
@@ -36,8 +39,6 @@ pub(super) fn announce(
         )));
     }
     let service = service_name("name", name)?;
-    // A dead announcer's service would make `create` fail: remove it first.
-    let _ = live_details(&service, config)?;
     let mut spec = AttributeSpecifier::new()
         .define(&key(LEN_KEY)?, &value(&record.len().to_string())?)
         .map_err(attr_err)?;
@@ -46,24 +47,45 @@ pub(super) fn announce(
             .define(&key(CHUNK_KEY)?, &value(&hex(chunk))?)
             .map_err(attr_err)?;
     }
-    match node
-        .service_builder(&service)
-        .event()
-        .create_with_attributes(&spec)
-    {
-        Ok(factory) => Ok(Announcement::new(factory)),
-        Err(EventCreateError::AlreadyExists) => Err(LinkError::Transport(format!(
-            "the name {name:?} is already announced by a live process"
-        ))),
-        Err(e) => Err(LinkError::Transport(format!(
-            "iceoryx2 cannot announce {name:?}: {e:?}"
-        ))),
+    let deadline = Instant::now() + patience;
+    loop {
+        let retry = match node
+            .service_builder(&service)
+            .event()
+            .create_with_attributes(&spec)
+        {
+            Ok(factory) => return Ok(Announcement::new(factory)),
+            // Taken, or held only by dead nodes: remove those (waiting for
+            // whoever else is removing them) and try again.
+            Err(EventCreateError::AlreadyExists) => {
+                if live_details(&service, config, patience)?.is_some() {
+                    return Err(LinkError::Transport(format!(
+                        "the name {name:?} is already announced by a live process"
+                    )));
+                }
+                "a dead process's announcement could not be removed"
+            }
+            Err(EventCreateError::IsBeingCreatedByAnotherInstance) => {
+                "another process keeps announcing it"
+            }
+            Err(e) => {
+                return Err(LinkError::Transport(format!(
+                    "iceoryx2 cannot announce {name:?}: {e:?}"
+                )))
+            }
+        };
+        if Instant::now() >= deadline {
+            return Err(LinkError::Transport(format!(
+                "cannot announce {name:?} within {patience:?}: {retry}"
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
 pub(super) fn discover(config: &IceConfig, name: &str) -> Result<Option<Vec<u8>>, LinkError> {
     let service = service_name("name", name)?;
-    let Some(attributes) = live_details(&service, config)? else {
+    let Some(attributes) = live_details(&service, config, Duration::ZERO)? else {
         return Ok(None);
     };
     decode(&attributes).map(Some).ok_or_else(|| {
@@ -72,10 +94,12 @@ pub(super) fn discover(config: &IceConfig, name: &str) -> Result<Option<Vec<u8>>
 }
 
 /// The attributes of the named service if a live node holds it; removes
-/// the resources of the dead nodes that hold it.
+/// the resources of the dead nodes that hold it, waiting up to `wait` for
+/// another cleaner of the same node (zero: not at all).
 fn live_details(
     service: &ServiceName,
     config: &IceConfig,
+    wait: Duration,
 ) -> Result<Option<AttributeSet>, LinkError> {
     let details = Ipc::details(service, config, MessagingPattern::Event)
         .map_err(|e| LinkError::Transport(format!("iceoryx2 discovery: {e:?}")))?;
@@ -86,8 +110,10 @@ fn live_details(
     for node in details.dynamic_details.map(|d| d.nodes).unwrap_or_default() {
         match node {
             NodeState::Alive(_) => live = true,
-            // An error means someone else is removing it: dead either way.
-            NodeState::Dead(view) => drop(view.try_remove_stale_resources()),
+            // An error means someone else is removing it (past `wait`):
+            // dead either way.
+            NodeState::Dead(view) if wait.is_zero() => drop(view.try_remove_stale_resources()),
+            NodeState::Dead(view) => drop(view.blocking_remove_stale_resources(wait)),
             NodeState::Inaccessible(_) | NodeState::Undefined(_) => {}
         }
     }
@@ -137,7 +163,7 @@ fn hex(bytes: &[u8]) -> String {
 fn unhex(s: &str, out: &mut Vec<u8>) -> Option<()> {
     let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
     let s = s.as_bytes();
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     for pair in s.chunks(2) {

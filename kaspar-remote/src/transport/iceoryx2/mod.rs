@@ -246,7 +246,13 @@ impl Transport for Iceoryx2Transport {
     }
 
     fn announce(&self, name: &str, record: &[u8]) -> Result<Announcement, LinkError> {
-        discovery::announce(&self.node.lock(), &self.ice, name, record)
+        discovery::announce(
+            &self.node.lock(),
+            &self.ice,
+            name,
+            record,
+            self.config.liveness_timeout,
+        )
     }
 
     fn discover(&self, name: &str) -> Result<Option<Vec<u8>>, LinkError> {

@@ -16,6 +16,9 @@ mod options;
 mod parse;
 mod validate;
 
+#[cfg(test)]
+mod golden;
+
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 use syn::{Generics, Ident, ImplItem, Item, ItemImpl};

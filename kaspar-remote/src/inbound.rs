@@ -224,11 +224,17 @@ impl RemoteInput {
     /// An input for the message `msg` (a test or a tool feeding a
     /// journal by hand); `None` if postcard cannot encode it.
     pub fn of<M: Wire>(msg: &M) -> Option<RemoteInput> {
-        Some(RemoteInput {
-            wire_id: M::WIRE_ID,
-            body: postcard::to_stdvec(msg).ok()?,
+        Some(RemoteInput::new(M::WIRE_ID, postcard::to_stdvec(msg).ok()?))
+    }
+
+    /// An input of the message with wire id `wire_id`, encoded as `body`,
+    /// with no reply expected.
+    pub fn new(wire_id: u32, body: Vec<u8>) -> RemoteInput {
+        RemoteInput {
+            wire_id,
+            body,
             reply: None,
-        })
+        }
     }
 
     pub(crate) fn live(wire_id: u32, body: &[u8], reply: Option<ReplyRoute>) -> RemoteInput {

@@ -121,6 +121,27 @@ pub mod __private {
     pub use kaspar::Addr;
     pub use serde;
 
+    /// Decodes `bytes` as a frame and its body as the control message its
+    /// kind carries, as a node's bridge would; `true` if all of it is well
+    /// formed. For the fuzz target: it must never panic.
+    pub fn decode_control(bytes: &[u8]) -> bool {
+        use crate::frame::{Frame, Kind};
+        let Ok(frame) = Frame::parse(bytes) else {
+            return false;
+        };
+        match frame.header.kind {
+            Kind::Hello => postcard::from_bytes::<crate::control::Hello>(frame.body).is_ok(),
+            Kind::Error => postcard::from_bytes::<Refused>(frame.body).is_ok(),
+            Kind::Welcome | Kind::Bye => postcard::from_bytes::<()>(frame.body).is_ok(),
+            Kind::Tell | Kind::Ask | Kind::Reply => true,
+        }
+    }
+
+    /// Decodes `bytes` as an announced export record; `true` if it is one.
+    pub fn decode_record(bytes: &[u8]) -> bool {
+        postcard::from_bytes::<crate::control::ExportRecord>(bytes).is_ok()
+    }
+
     /// The generated `deliver`'s answer to a wire id no handler has.
     pub fn unknown_message(inbound: Inbound<'_>) -> Result<(), Refused> {
         let why = Refused::UnknownMessage(inbound.wire_id);

@@ -30,6 +30,11 @@ use crate::inbound::Inbound;
 ///
 /// The id, never a `TypeId` (which differs between builds), names the
 /// message in every frame. The body is the message encoded with postcard.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a wire message",
+    label = "a handler of an `#[actor(remote)]` impl block can be reached from other processes, so its message must be `Wire`",
+    note = "derive it: `#[derive(Serialize, Deserialize, kaspar_remote::Wire)] #[wire(id = N)]`, or keep the handler in this process: `#[handler(Msg, local)]`"
+)]
 pub trait Wire: Serialize + DeserializeOwned + Send + 'static {
     /// The message's id on the wire, from `#[wire(id = N)]`.
     const WIRE_ID: u32;
@@ -41,6 +46,11 @@ pub trait Wire: Serialize + DeserializeOwned + Send + 'static {
 
 /// What a handler's reply must be to go back over the wire: serde, and
 /// sendable.
+#[diagnostic::on_unimplemented(
+    message = "the reply `{Self}` cannot go back over the wire",
+    label = "the reply of a remote handler must be serde",
+    note = "derive `Serialize` and `Deserialize` for `{Self}`, or keep the handler in this process: `#[handler(Msg, local)]`"
+)]
 pub trait WireReply: Serialize + DeserializeOwned + Send + 'static {}
 
 impl<R: Serialize + DeserializeOwned + Send + 'static> WireReply for R {}

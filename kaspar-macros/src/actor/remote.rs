@@ -43,16 +43,28 @@ pub(super) fn expand(model: &ActorImpl) -> TokenStream {
         .filter(|h| h.local.is_none())
         .collect();
     let msgs: Vec<&syn::Type> = remote.iter().map(|h| &h.msg).collect();
+    // Everything that names a message is spanned at it, paths included, so
+    // that a message that is not `Wire`, or a reply that is not serde, is
+    // reported at the handler's `#[handler(M)]`.
     let entries = remote.iter().map(|h| {
         let msg = &h.msg;
+        let r = quote_spanned!(msg.span()=> ::kaspar_remote::__private);
         let message = type_text(msg);
         let reply = h.reply.as_ref().map_or_else(|| "()".to_owned(), type_text);
-        quote! {
+        quote_spanned! {msg.span()=>
             #r::RemoteMessage {
                 wire_id: <#msg as #r::Wire>::WIRE_ID,
                 shape: <#msg as #r::Wire>::SHAPE,
                 message: #message,
                 reply: #reply,
+            }
+        }
+    });
+    let arms = msgs.iter().map(|msg| {
+        let r = quote_spanned!(msg.span()=> ::kaspar_remote::__private);
+        quote_spanned! {msg.span()=>
+            if id == <#msg as #r::Wire>::WIRE_ID {
+                return #r::deliver::<Self, #msg>(addr, inbound);
             }
         }
     });
@@ -69,7 +81,11 @@ pub(super) fn expand(model: &ActorImpl) -> TokenStream {
                 type_text(later),
             );
             distinct.push(quote_spanned! {later.span()=>
-                ::core::assert!(<#earlier as #r::Wire>::WIRE_ID != <#later as #r::Wire>::WIRE_ID, #text);
+                ::core::assert!(
+                    <#earlier as ::kaspar_remote::__private::Wire>::WIRE_ID
+                        != <#later as ::kaspar_remote::__private::Wire>::WIRE_ID,
+                    #text
+                );
             });
         }
     }
@@ -83,6 +99,7 @@ pub(super) fn expand(model: &ActorImpl) -> TokenStream {
     };
 
     let remote_handlers = msgs.iter().map(|msg| {
+        let r = quote_spanned!(msg.span()=> ::kaspar_remote::__private);
         quote_spanned! {msg.span()=>
             #[automatically_derived]
             impl #impl_generics #r::RemoteHandler<#msg> for #self_ty #assumes_state {}
@@ -103,11 +120,7 @@ pub(super) fn expand(model: &ActorImpl) -> TokenStream {
                 inbound: #r::Inbound<'_>,
             ) -> #r::Result<(), #r::Refused> {
                 let id = inbound.wire_id();
-                #(
-                    if id == <#msgs as #r::Wire>::WIRE_ID {
-                        return #r::deliver::<Self, #msgs>(addr, inbound);
-                    }
-                )*
+                #( #arms )*
                 #r::unknown_message(inbound)
             }
         }

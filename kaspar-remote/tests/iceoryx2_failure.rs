@@ -206,6 +206,11 @@ fn stalled_receiver_makes_the_sender_full_after_exactly_the_inbox_depth() {
     );
     peer.expect("READY");
     let mut tx = t.connect("stall", PATIENCE).unwrap();
+    assert!(!tx.can_drop_oldest(), "the inbox fails when full");
+    assert!(matches!(
+        tx.send_frame_dropping_oldest(8, &mut |_| panic!("nothing is written")),
+        Err(LinkError::Transport(_))
+    ));
     let mut sent = 0u64;
     while send_seq(&mut tx, sent).is_ok() {
         sent += 1;
@@ -245,9 +250,17 @@ fn drop_oldest_inbox_never_fails_the_sender_and_keeps_the_newest() {
     );
     peer.expect("READY");
     let mut tx = t.connect("stall", PATIENCE).unwrap();
+    assert!(tx.can_drop_oldest(), "the inbox overflows");
     const SENT: u64 = 1000;
     for seq in 0..SENT {
-        assert_eq!(send_seq(&mut tx, seq), Ok(()), "frame {seq}");
+        // Both ways of sending drop the oldest on this inbox.
+        let sent = if seq % 2 == 0 {
+            send_seq(&mut tx, seq)
+        } else {
+            tx.send_frame_dropping_oldest(8, &mut |b| b.copy_from_slice(&seq.to_le_bytes()))
+                .map(|dropped| assert_eq!(dropped, 0, "iceoryx2 does not count"))
+        };
+        assert_eq!(sent, Ok(()), "frame {seq}");
     }
     peer.say("GO");
     assert_eq!(

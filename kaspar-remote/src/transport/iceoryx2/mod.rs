@@ -151,11 +151,8 @@ impl Iceoryx2Transport {
         // Fail: the inbox depth, so that a full inbox fails the loan.
         // Drop-oldest: one more for the loan in hand and one for the
         // sample the reader is looking at, so that a send always succeeds.
-        let pool = if service.static_config().has_safe_overflow() {
-            depth + 2
-        } else {
-            depth
-        };
+        let overflows = service.static_config().has_safe_overflow();
+        let pool = if overflows { depth + 2 } else { depth };
         let publisher = service
             .publisher_builder()
             .initial_max_slice_len(self.config.max_frame_len)
@@ -186,6 +183,7 @@ impl Iceoryx2Transport {
             service,
             watch,
             self.config.max_frame_len,
+            overflows,
         )))
     }
 }

@@ -23,6 +23,8 @@ pub struct Iceoryx2Tx {
     _service: PortFactory<Ipc, [u8], ()>,
     peer: Arc<PeerWatch>,
     max_frame_len: usize,
+    /// The inbox overflows (drop-oldest) rather than failing.
+    overflows: bool,
 }
 
 // SAFETY: the one part of an `ipc` publisher that is not thread-safe is
@@ -41,6 +43,7 @@ impl std::fmt::Debug for Iceoryx2Tx {
         f.debug_struct("Iceoryx2Tx")
             .field("max_frame_len", &self.max_frame_len)
             .field("peer", &self.peer())
+            .field("overflows", &self.overflows)
             .finish()
     }
 }
@@ -51,12 +54,14 @@ impl Iceoryx2Tx {
         service: PortFactory<Ipc, [u8], ()>,
         peer: Arc<PeerWatch>,
         max_frame_len: usize,
+        overflows: bool,
     ) -> Self {
         Iceoryx2Tx {
             publisher,
             _service: service,
             peer,
             max_frame_len,
+            overflows,
         }
     }
 }
@@ -108,6 +113,36 @@ impl LinkTx for Iceoryx2Tx {
 
     fn max_frame_len(&self) -> usize {
         self.max_frame_len
+    }
+
+    /// Whether the inbox was created with [`Overflow::DropOldest`]
+    /// (iceoryx2's safe overflow: a full queue replaces this sender's
+    /// oldest sample). The choice is the inbox's, made when it was
+    /// created; it cannot change per send.
+    ///
+    /// [`Overflow::DropOldest`]: super::Overflow::DropOldest
+    fn can_drop_oldest(&self) -> bool {
+        self.overflows
+    }
+
+    /// On an inbox that overflows, [`send_frame`](LinkTx::send_frame)
+    /// itself: iceoryx2 replaces this sender's oldest unread sample when
+    /// the queue is full. iceoryx2 does not say whether a publish displaced
+    /// one, so the count returned is always 0; the receiver sees displaced
+    /// frames as a gap in the sender's sequence. On an inbox that fails
+    /// when full, refused as the seam's default is.
+    fn send_frame_dropping_oldest(
+        &mut self,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<usize, LinkError> {
+        if !self.overflows {
+            return Err(LinkError::Transport(
+                "this iceoryx2 inbox fails when full: it was not created with Overflow::DropOldest"
+                    .into(),
+            ));
+        }
+        self.send_frame(len, fill).map(|()| 0)
     }
 
     fn peer(&self) -> PeerState {

@@ -52,6 +52,28 @@ type Ipc = ipc::Service;
 
 /// The iceoryx2 back end: one iceoryx2 node per value, shared by all its
 /// links.
+///
+/// With its first link it starts one thread, `kaspar-iox2-liveness`, that
+/// wakes every quarter of the liveness timeout to look for dead peers and
+/// remove what dead processes left in shared memory; it stops when the
+/// transport drops.
+///
+/// ```
+/// use std::time::Duration;
+/// use kaspar_remote::transport::iceoryx2::{Iceoryx2Config, Iceoryx2Transport};
+/// use kaspar_remote::{LinkRx, LinkTx, Transport};
+///
+/// let config = Iceoryx2Config::default().namespace("doc_example").inbox_depth(8);
+/// let transport = Iceoryx2Transport::new(config)?;
+/// // Usually in two processes; here in one.
+/// let mut inbox = transport.listen("desk")?;
+/// let mut link = transport.connect("desk", Duration::from_secs(1))?;
+/// link.send_frame(5, &mut |buf| buf.copy_from_slice(b"hello"))?;
+/// let mut got = Vec::new();
+/// assert_eq!(inbox.poll(16, &mut |frame| got.extend_from_slice(frame))?, 1);
+/// assert_eq!(got, b"hello");
+/// # Ok::<(), kaspar_remote::LinkError>(())
+/// ```
 pub struct Iceoryx2Transport {
     config: Iceoryx2Config,
     ice: IceConfig,

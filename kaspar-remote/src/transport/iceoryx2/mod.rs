@@ -56,7 +56,9 @@ type Ipc = ipc::Service;
 /// With its first link it starts one thread, `kaspar-iox2-liveness`, that
 /// wakes every quarter of the liveness timeout to look for dead peers and
 /// remove what dead processes left in shared memory; it stops when the
-/// transport drops.
+/// transport drops. Links may outlive their transport (they keep their
+/// iceoryx2 resources), but from then on nobody reports a dead peer as
+/// [`PeerState::Lost`](crate::PeerState::Lost): drop links first.
 ///
 /// ```
 /// use std::time::Duration;

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::base::ids::ClassId;
+use crate::guard::lock::Wait;
 use crate::mailbox::{Mailbox, MailboxKind};
 
 pub struct Ping;

@@ -312,6 +312,11 @@ impl ActorLock {
                 debug_assert_eq!(self.owner(), me);
                 return;
             }
+            // Woken without the lock (an unfair release, or the lock went
+            // before this thread slept): spin afresh before parking again,
+            // as parking_lot's mutex does, so a holder that takes the lock
+            // back and forth quickly does not keep a woken waiter asleep.
+            backoff.reset();
         }
     }
 

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The instruction budget of the synchronous path (issue #15), checked by
+# script: benches/callgrind.sh counts instructions per operation under
+# valgrind's callgrind (which counts instructions, not seconds, so machine
+# load does not move them) and writes target/kaspar-bench/callgrind.jsonl;
+# this step fails if a budget is exceeded.
+#
+#   fast_send (no reply) <= 40, fast_send_reply <= 40, fast_send_void <= 40,
+#   fast_send_intra_group <= 25
+#
+# valgrind is installed from the distribution's packages where it is
+# missing; where it cannot be installed the step says so loudly and fails,
+# rather than skipping the budget in silence.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+if ! command -v valgrind >/dev/null 2>&1; then
+    echo "callgrind: valgrind missing; installing it"
+    if command -v apt-get >/dev/null 2>&1; then
+        sudo_=""
+        [ "$(id -u)" -eq 0 ] || sudo_="sudo"
+        $sudo_ apt-get update -qq && $sudo_ apt-get install -y -qq valgrind >/dev/null
+    fi
+fi
+if ! command -v valgrind >/dev/null 2>&1; then
+    echo "callgrind: valgrind could not be installed: the instruction budget was NOT checked" >&2
+    exit 1
+fi
+
+N=200000 bash benches/callgrind.sh
+
+python3 - "${CARGO_TARGET_DIR:-target}/kaspar-bench/callgrind.jsonl" <<'PY'
+import json, sys
+
+budgets = {
+    "fast_send": 40,
+    "fast_send_reply": 40,
+    "fast_send_void": 40,
+    "fast_send_intra_group": 25,
+}
+rows = {}
+with open(sys.argv[1]) as f:
+    for line in f:
+        row = json.loads(line)
+        if row.get("table") == "callgrind" and row.get("metric") == "instructions":
+            rows[row["case"]] = row["value"]
+failed = False
+for case, budget in budgets.items():
+    if case not in rows:
+        print(f"callgrind: no row for {case}", file=sys.stderr)
+        failed = True
+        continue
+    ok = rows[case] <= budget
+    print(f"callgrind: {case}: {rows[case]} instructions (budget {budget}): {'ok' if ok else 'OVER'}")
+    failed |= not ok
+sys.exit(1 if failed else 0)
+PY

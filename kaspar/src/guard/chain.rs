@@ -492,12 +492,11 @@ mod tests {
         classes: &["M", "M", "M", "M", "M", "M"],
     };
 
-    /// The head of actor `actor`, alive for the rest of the test run.
-    fn head(actor: u64) -> &'static FrameHead {
-        Box::leak(Box::new(FrameHead {
+    fn head(actor: u64) -> FrameHead {
+        FrameHead {
             actor: ActorId(actor),
             names: &NAMES,
-        }))
+        }
     }
 
     fn frame(actor: u64, class: u16) -> Frame {
@@ -505,14 +504,17 @@ mod tests {
     }
 
     /// A test's actors: one head per id, so the same id is the same actor.
-    struct Actors(std::collections::HashMap<u64, &'static FrameHead>);
+    /// Boxed, so a head keeps its address while the map grows; declared
+    /// before the guards of a test, so it outlives the frames that point
+    /// into it.
+    struct Actors(std::collections::HashMap<u64, Box<FrameHead>>);
 
     impl Actors {
         fn new() -> Self {
             Actors(Default::default())
         }
-        fn get(&mut self, actor: u64) -> &'static FrameHead {
-            self.0.entry(actor).or_insert_with(|| head(actor))
+        fn get(&mut self, actor: u64) -> &FrameHead {
+            self.0.entry(actor).or_insert_with(|| Box::new(head(actor)))
         }
         fn push(&mut self, actor: u64, class: u16) -> ChainGuard {
             push(self.get(actor), ClassId::new(class))
@@ -556,7 +558,8 @@ mod tests {
     #[test]
     fn guard_pops_on_unwind() {
         let r = std::panic::catch_unwind(|| {
-            let _g = push(head(7), ClassId::new(0));
+            let seven = head(7);
+            let _g = push(&seven, ClassId::new(0));
             panic!("boom");
         });
         assert!(r.is_err());

@@ -40,6 +40,18 @@ pub enum MailboxKind {
         /// Hand the message back, or wait for room.
         when_full: WhenFull,
     },
+    /// An unbounded lock-free queue of linked blocks of 31 slots (the shape
+    /// of crossbeam-channel's unbounded list): one compare-and-swap
+    /// reserves a slot, and the consumer takes messages without any
+    /// read-modify-write. Spent blocks are recycled, so a backlog no deeper
+    /// than an earlier one allocates nothing. Never full: there is no
+    /// bound to configure, and `capacity` is only what is allocated up
+    /// front.
+    Segmented {
+        /// Slots allocated up front, rounded up to whole blocks; the queue
+        /// grows a block at a time past them and keeps what it grew.
+        capacity: usize,
+    },
 }
 
 impl MailboxKind {
@@ -62,6 +74,11 @@ impl MailboxKind {
     /// `Sharded` with `lanes` lanes sharing `capacity` preallocated slots.
     pub const fn sharded(lanes: usize, capacity: usize) -> Self {
         MailboxKind::Sharded { lanes, capacity }
+    }
+
+    /// `Segmented` with `capacity` slots allocated up front.
+    pub const fn segmented(capacity: usize) -> Self {
+        MailboxKind::Segmented { capacity }
     }
 
     /// `LockFree` with `capacity` slots; a push to a full ring hands the

@@ -79,12 +79,14 @@ pub(crate) mod inbox;
 mod kind;
 mod lockfree;
 mod park;
+mod segmented;
 mod sharded;
 
 pub use batched::BQueueBatched;
 pub use blocking::BQueue;
 pub use kind::{IdleWait, MailboxKind, WhenFull};
 pub use lockfree::LockFreeMpsc;
+pub use segmented::SegmentedMpsc;
 pub use sharded::ShardedBQueue;
 
 use crate::error::SendError;
@@ -116,6 +118,8 @@ pub enum Mailbox<T> {
     Sharded(ShardedBQueue<T>),
     /// See [`LockFreeMpsc`].
     LockFree(LockFreeMpsc<T>),
+    /// See [`SegmentedMpsc`].
+    Segmented(SegmentedMpsc<T>),
 }
 
 impl<T> Mailbox<T> {
@@ -133,6 +137,7 @@ impl<T> Mailbox<T> {
                 capacity,
                 when_full,
             } => Mailbox::LockFree(LockFreeMpsc::new(capacity, when_full)),
+            MailboxKind::Segmented { capacity } => Mailbox::Segmented(SegmentedMpsc::new(capacity)),
         }
     }
 
@@ -152,6 +157,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.push(msg),
             Mailbox::Sharded(q) => q.push(msg),
             Mailbox::LockFree(q) => q.push_watched(msg, watch),
+            Mailbox::Segmented(q) => q.push(msg),
         }
     }
 
@@ -164,6 +170,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.pop_batch(out, max, idle),
             Mailbox::Sharded(q) => q.pop_batch(out, max, idle),
             Mailbox::LockFree(q) => q.pop_batch(out, max, idle),
+            Mailbox::Segmented(q) => q.pop_batch(out, max, idle),
         }
     }
 
@@ -175,6 +182,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.try_pop_batch(out, max),
             Mailbox::Sharded(q) => q.try_pop_batch(out, max),
             Mailbox::LockFree(q) => q.try_pop_batch(out, max),
+            Mailbox::Segmented(q) => q.try_pop_batch(out, max),
         }
     }
 
@@ -186,6 +194,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.close(),
             Mailbox::Sharded(q) => q.close(),
             Mailbox::LockFree(q) => q.close(),
+            Mailbox::Segmented(q) => q.close(),
         }
     }
 
@@ -196,6 +205,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.is_closed(),
             Mailbox::Sharded(q) => q.is_closed(),
             Mailbox::LockFree(q) => q.is_closed(),
+            Mailbox::Segmented(q) => q.is_closed(),
         }
     }
 
@@ -206,6 +216,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.len(),
             Mailbox::Sharded(q) => q.len(),
             Mailbox::LockFree(q) => q.len(),
+            Mailbox::Segmented(q) => q.len(),
         }
     }
 
@@ -227,6 +238,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.wakeups(),
             Mailbox::Sharded(q) => q.wakeups(),
             Mailbox::LockFree(q) => q.wakeups(),
+            Mailbox::Segmented(q) => q.wakeups(),
         }
     }
 
@@ -239,6 +251,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.consumer_asleep(),
             Mailbox::Sharded(q) => q.consumer_asleep(),
             Mailbox::LockFree(q) => q.consumer_asleep(),
+            Mailbox::Segmented(q) => q.consumer_asleep(),
         }
     }
 }

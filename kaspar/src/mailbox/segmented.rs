@@ -18,9 +18,11 @@
 //!   old block's `next`, in that order.
 //! * The consumer keeps its position and block to itself. It takes a slot
 //!   when its stamp is `head + 1`, reading nothing the producers write but
-//!   the slots themselves: no read-modify-write, no look at `tail`, while
-//!   messages are there. Having taken a block's last slot it follows
-//!   `next` and pushes the spent block onto the free stack.
+//!   the slots themselves: no read-modify-write, and no look at the tail
+//!   while it takes messages or polls for the next one (it polls that
+//!   slot). Having taken a block's last slot it follows `next` and pushes
+//!   the spent block onto the free stack. Producers, for their part, read
+//!   the consumer's line once per block (see `head_seen`).
 //!
 //! The free stack is what makes the steady state allocate nothing: a block
 //! is allocated only when the stack is empty, i.e. when more messages are
@@ -147,6 +149,12 @@ struct Tail<T> {
     index: AtomicUsize,
     /// The block of the lap `index` is in (G1).
     block: AtomicPtr<Block<T>>,
+    /// The consumer's position as the last installer read it: the base
+    /// of the length a push reports, so that a push reads no line the
+    /// consumer writes. Behind the real head, so the length is an upper
+    /// bound; refreshed once per block, so by at most a block's worth
+    /// above the real high-water mark.
+    head_seen: AtomicUsize,
 }
 
 /// The consumer's side, on its own cache line.
@@ -158,6 +166,9 @@ struct Head<T> {
     block: UnsafeCell<*mut Block<T>>,
     /// Held while a thread runs the consumer side (G3).
     consuming: AtomicBool,
+    /// Set by `close` after it set `CLOSED` in `tail.index`: what a
+    /// polling consumer reads instead of the producers' line.
+    closed: AtomicBool,
 }
 
 /// An unbounded lock-free queue of recycled blocks: one compare-and-swap
@@ -227,11 +238,13 @@ impl<T> SegmentedMpsc<T> {
             tail: CachePadded::new(Tail {
                 index: AtomicUsize::new(start << SHIFT),
                 block: AtomicPtr::new(first),
+                head_seen: AtomicUsize::new(start),
             }),
             head: CachePadded::new(Head {
                 index: AtomicUsize::new(start),
                 block: UnsafeCell::new(first),
                 consuming: AtomicBool::new(false),
+                closed: AtomicBool::new(false),
             }),
             free: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
             blocks: AtomicUsize::new(1),
@@ -293,7 +306,7 @@ impl<T> SegmentedMpsc<T> {
                     if t & SLEEPING != 0 {
                         self.parker.unpark();
                     }
-                    let head = self.head.index.load(Ordering::Relaxed);
+                    let head = self.tail.head_seen.load(Ordering::Relaxed);
                     return Ok(count(head, pos_add(pos, 1)));
                 }
                 Err(actual) => t = actual,
@@ -312,6 +325,10 @@ impl<T> SegmentedMpsc<T> {
                 Block::alloc()
             }
         };
+        // Once per block, the one read of the consumer's line a producer
+        // makes.
+        let head = self.head.index.load(Ordering::Relaxed);
+        self.tail.head_seen.store(head, Ordering::Relaxed);
         // Release: the block's (reset) `next` and its slots' stamps are
         // visible to producers that read it after the index below.
         self.tail.block.store(next, Ordering::Release);
@@ -369,33 +386,37 @@ impl<T> SegmentedMpsc<T> {
 
     /// Moves up to `max` messages into `out` (at least one when any is
     /// published), waiting per `idle` while empty and open.
+    ///
+    /// While it waits, the consumer polls its next slot and its own
+    /// `closed` flag, never the producers' tail: a read of the tail would
+    /// make the next reservation's compare-and-swap wait for the line.
     pub fn pop_batch(&self, out: &mut Vec<T>, max: usize, idle: IdleWait) -> Drained {
         let max = max.max(1);
+        let mut at = self.consume();
         let mut polls = Polls::new(idle);
         loop {
-            let n = self.try_pop_batch(out, max);
+            let n = self.drain(&mut at, out, max);
             if n > 0 {
                 return Drained::Got(n);
             }
-            let t = self.tail.index.load(Ordering::Acquire);
-            let head = self.head.index.load(Ordering::Relaxed);
-            if t >> SHIFT != head {
-                // Reserved but not yet published: its producer finishes
-                // without our help; let it run.
+            if self.head.closed.load(Ordering::Acquire) {
+                // `CLOSED` is set: no reservation comes after the ones
+                // already made. Wait for those, then report the end.
+                if self.tail.index.load(Ordering::Acquire) >> SHIFT == at.index {
+                    return Drained::Closed;
+                }
                 thread::yield_now();
                 continue;
             }
-            if t & CLOSED != 0 {
-                return Drained::Closed;
-            }
-            if polls.until(|| self.tail.index.load(Ordering::Relaxed) & !SLEEPING != t & !SLEEPING)
-            {
+            if polls.until(|| self.published(&at) || self.head.closed.load(Ordering::Relaxed)) {
                 continue;
             }
             // Every later reservation's CAS sees this bit.
             let prev = self.tail.index.fetch_or(SLEEPING, Ordering::AcqRel);
-            if prev >> SHIFT != head || prev & CLOSED != 0 {
+            if prev >> SHIFT != at.index || prev & CLOSED != 0 {
                 self.tail.index.fetch_and(!SLEEPING, Ordering::AcqRel);
+                // Reserved, maybe not yet written: let its producer run.
+                thread::yield_now();
                 continue;
             }
             self.parker.park();
@@ -404,6 +425,12 @@ impl<T> SegmentedMpsc<T> {
 
     /// Moves up to `max` published messages into `out` without waiting.
     pub fn try_pop_batch(&self, out: &mut Vec<T>, max: usize) -> usize {
+        let mut at = self.consume();
+        self.drain(&mut at, out, max)
+    }
+
+    /// Takes the consumer side (G3), waiting while another thread has it.
+    fn consume(&self) -> Draining<'_, T> {
         let head = &*self.head;
         while head
             .consuming
@@ -414,12 +441,26 @@ impl<T> SegmentedMpsc<T> {
             // it must stay sound (G3), so wait for it.
             thread::yield_now();
         }
-        let mut at = Draining {
+        Draining {
             head,
             index: head.index.load(Ordering::Relaxed),
             // SAFETY: G3: we hold `consuming`.
             block: head.block.with(|b| unsafe { *b }),
-        };
+        }
+    }
+
+    /// Whether the consumer's next slot is published (a poll: `drain`
+    /// reads it again, with the ordering that matters).
+    #[inline]
+    fn published(&self, at: &Draining<'_, T>) -> bool {
+        // SAFETY: G4: the head's block is live.
+        let slot = unsafe { &(*at.block).slots[at.index % LAP] };
+        slot.stamp.load(Ordering::Relaxed) == pos_add(at.index, 1)
+    }
+
+    /// Moves up to `max` published messages into `out`.
+    #[inline]
+    fn drain(&self, at: &mut Draining<'_, T>, out: &mut Vec<T>, max: usize) -> usize {
         let mut taken = 0;
         while taken < max {
             let offset = at.index % LAP;
@@ -437,12 +478,11 @@ impl<T> SegmentedMpsc<T> {
             });
             at.index = pos_add(at.index, 1);
             if offset + 1 == BLOCK_CAP {
-                self.leave_block(&mut at);
+                self.leave_block(at);
             }
             taken += 1;
             out.push(msg);
         }
-        drop(at);
         taken
     }
 
@@ -464,6 +504,9 @@ impl<T> SegmentedMpsc<T> {
     /// Refuses further pushes and wakes the consumer.
     pub fn close(&self) {
         let prev = self.tail.index.fetch_or(CLOSED, Ordering::AcqRel);
+        // After `CLOSED`: a consumer that sees this sees no new
+        // reservation after it.
+        self.head.closed.store(true, Ordering::Release);
         if prev & SLEEPING != 0 {
             self.parker.unpark();
         }

@@ -311,6 +311,21 @@ fn segmented(capacity: usize) -> Arc<Mailbox<(u8, u8)>> {
     Arc::new(Mailbox::new(MailboxKind::Segmented { capacity }))
 }
 
+/// [`model`] for the models where three threads wait on each other
+/// (producers at a lap's end wait for the installer, the consumer for a
+/// reserved slot to be written). Every wait is a yield loop, and an
+/// execution that explores many of them runs past loom's default of 1,000
+/// branches without being stuck. The preemption bound is 2 whatever
+/// `LOOM_MAX_PREEMPTIONS` says: at 3 these models ran for more than five
+/// minutes each on the 2-core dev VM (the recycling one finished, in about
+/// four and a half; the two-producer one was stopped after six).
+fn model_long(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(2);
+    builder.max_branches = 20_000;
+    builder.check(f);
+}
+
 /// Two producers race for slots (the first one's second message takes
 /// the block's last slot and installs the next block while the other may
 /// be waiting at the lap's end); the consumer parks at once whenever it
@@ -318,7 +333,7 @@ fn segmented(capacity: usize) -> Arc<Mailbox<(u8, u8)>> {
 /// ended by a push.
 #[test]
 fn segmented_two_producers_across_a_block_no_lost_wakeup() {
-    model(|| {
+    model_long(|| {
         let q = segmented(0);
         let producers: Vec<_> = (0..2u8)
             .map(|p| {
@@ -343,7 +358,7 @@ fn segmented_two_producers_across_a_block_no_lost_wakeup() {
 /// is lost, reordered or read twice, and `close` ends the drain.
 #[test]
 fn segmented_recycles_blocks_while_the_producer_installs() {
-    model(|| {
+    model_long(|| {
         let q = segmented(0);
         let producer = {
             let q = Arc::clone(&q);

@@ -36,6 +36,7 @@
 //! | [`MailboxKind::BQueue`] | 38–47 ns | 110 ns/msg | 221 µs | 1.00x | the pop-one baseline: one message per lock, the paper's reference |
 //! | [`MailboxKind::Sharded`] | 59 ns | 84 ns/msg | 0.18 µs | — | many producer threads (fan-in) |
 //! | [`MailboxKind::LockFree`] | 35–38 ns | 60 ns/msg | 0.57 µs | 6.81x | few producers, a known bound on depth; `Full` as backpressure |
+//! | [`MailboxKind::Segmented`] | see below | | | | one or a few producers, the cheapest unbounded push |
 //!
 //! * `BQueueBatched` drains everything queued (up to the run loop's
 //!   `max_batch`) per lock and notifies only when the queue turns
@@ -57,6 +58,30 @@
 //!   sender behind the consumer; it is bounded: a full ring hands the
 //!   message back or makes the sender wait ([`WhenFull`]), and its memory
 //!   (`capacity` slots) is allocated up front.
+//! * `Segmented` is the unbounded lock-free queue: linked blocks of 31
+//!   slots (crossbeam-channel's list flavour), one compare-and-swap per
+//!   push, no read-modify-write per message on the consumer side, and spent
+//!   blocks recycled, so a backlog no deeper than an earlier one allocates
+//!   nothing. It is never full; `capacity` only says how much is allocated
+//!   up front. There is no bounded variant: a bound means `LockFree` (or
+//!   the blocking kinds, whose ring spills rather than refuses).
+//!
+//! `Segmented` was measured later than the table, against `BQueueBatched`
+//! in the same runs: nine `--quick` runs on the same VM while other builds
+//! kept its load average near 10 on its 2 cores, medians with the range:
+//!
+//! | kind | one-thread push+drain p50 | bursty producer | fan-in 32, push p99 | burst ping-pong (vs `BQueue`) |
+//! |---|---:|---:|---:|---:|
+//! | `Segmented` | 20 ns (20–24) | 111 ns/msg (56–552) | 81 ns (49–447) | 2.49x (0.97–4.32) |
+//! | `BQueueBatched` | 33 ns (32–39) | 108 ns/msg (57–196) | 44 ns (40–706) | 2.07x (1.79–3.43) |
+//!
+//! It wins the one-thread round trip in every run, ties the bursty
+//! producer, and loses the fan-in median (while `BQueueBatched` had the
+//! worse outliers). Its burst ping-pong is bimodal, about 6 M round trips/s
+//! in five runs and about 2.4 M in four, where `BQueueBatched` stays near
+//! 4.2 M; the same happened to actor ping-pong in the peers benchmark. So
+//! it is not the default: the rule is to change the default only for a
+//! kind that wins every regime.
 //!
 //! The first three columns were measured through the `Mailbox` API with
 //! consumers that sleep as soon as they find their mailbox empty
@@ -69,7 +94,10 @@
 //! default, [`IdleWait::Backoff`], polls briefly before it sleeps. Every
 //! kind polls a word its producers write anyway, never a lock: `BQueue`
 //! and `BQueueBatched` a length hint stored under their lock, `Sharded`
-//! its count word, `LockFree` its tail. And every kind lets a producer
+//! its count word, `LockFree` its tail, `Segmented` the slot its next
+//! message will be written to (reading the tail there made every push's
+//! compare-and-swap wait for the line: two thirds of the sender's time in
+//! a profile). And every kind lets a producer
 //! skip the wake-up system call unless the consumer is asleep, with one
 //! wake-up per sleep; [`Mailbox::wakeups`] counts them.
 

@@ -577,9 +577,10 @@ impl<T> Drop for SegmentedMpsc<T> {
         // stack holds every other block. Each was made by `Block::alloc`.
         for mut b in [first, self.free.load(Ordering::Relaxed)] {
             while !b.is_null() {
-                // SAFETY: as above; each block is on exactly one of the two
-                // lists and is freed once.
+                // SAFETY: as above: live until the line below.
                 let next = unsafe { (*b).next.load(Ordering::Relaxed) };
+                // SAFETY: made by `Block::alloc` (`Box::into_raw`); each
+                // block is on exactly one of the two lists, so freed once.
                 drop(unsafe { Box::from_raw(b) });
                 b = next;
             }

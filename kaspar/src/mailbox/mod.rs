@@ -67,22 +67,22 @@
 //!   the blocking kinds, whose ring spills rather than refuses).
 //!
 //! `Segmented` was measured later than the table, against `BQueueBatched`
-//! in the same runs: nine `--quick` runs on the same VM while other builds
-//! kept its load average near 10 on its 2 cores, medians with the range:
+//! in the same runs: fifteen `--quick` runs on the same VM while other
+//! builds kept its load average between 5 and 11 on its 2 cores, medians
+//! with the range:
 //!
-//! | kind | one-thread push+drain p50 | bursty producer | fan-in 32, push p99 | burst ping-pong (vs `BQueue`) |
+//! | kind | one-thread push+drain p50 | bursty producer | fan-in 32, push p99 | burst ping-pong |
 //! |---|---:|---:|---:|---:|
-//! | `Segmented` | 20 ns (20–24) | 111 ns/msg (56–552) | 81 ns (49–447) | 2.49x (0.97–4.32) |
-//! | `BQueueBatched` | 33 ns (32–39) | 108 ns/msg (57–196) | 44 ns (40–706) | 2.07x (1.79–3.43) |
+//! | `Segmented` | 20 ns (20–24) | 93 ns/msg (40–552) | 78 ns (44 ns–56 µs) | 5.95 M rt/s (2.35–13.9) |
+//! | `BQueueBatched` | 33 ns (32–39) | 108 ns/msg (56–204) | 239 ns (40 ns–182 µs) | 4.53 M rt/s (3.63–10.9) |
 //!
-//! It wins the one-thread round trip in every run, ties the bursty
-//! producer, and loses the fan-in median (while `BQueueBatched` had the
-//! worse outliers). Its burst ping-pong is bimodal, about 6 M round trips/s
-//! in five runs and about 2.4 M in four, where `BQueueBatched` stays near
-//! 4.2 M; the same happened to actor ping-pong in the peers benchmark. So
-//! it is not the default: the rule is to change the default only for a
-//! kind that wins every regime.
-//!
+//! It won the one-thread round trip in every run and the other medians
+//! too, but not every run: its burst ping-pong fell to 2.4–2.9 M in four
+//! runs (all at the heaviest load), where `BQueueBatched` never went below
+//! 3.6 M, and actor ping-pong in the peers benchmark collapsed the same way
+//! in two runs of five (see the performance chapter of the book). `ask`
+//! latency tied. The rule is to change the default only for a kind that
+//! wins every regime, so `Segmented` is an option, not the default.
 //! The first three columns were measured through the `Mailbox` API with
 //! consumers that sleep as soon as they find their mailbox empty
 //! (`IdleWait::Park`); the ping-pong between two actors with the default

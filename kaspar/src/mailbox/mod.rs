@@ -78,11 +78,12 @@
 //!
 //! It won the one-thread round trip in every run and the other medians
 //! too, but not every run: its burst ping-pong fell to 2.4–2.9 M in four
-//! runs (all at the heaviest load), where `BQueueBatched` never went below
-//! 3.6 M, and actor ping-pong in the peers benchmark collapsed the same way
-//! in two runs of five (see the performance chapter of the book). `ask`
-//! latency tied. The rule is to change the default only for a kind that
-//! wins every regime, so `Segmented` is an option, not the default.
+//! runs (all at the heaviest load), below anything `BQueueBatched` did. In
+//! the peers benchmark (see the performance chapter of the book) it won
+//! the tell and ping-pong medians and tied `ask`. The rule is to change
+//! the default only for a kind that wins every regime, and a tie is not a
+//! win, so `Segmented` is an option, not the default.
+//!
 //! The first three columns were measured through the `Mailbox` API with
 //! consumers that sleep as soon as they find their mailbox empty
 //! (`IdleWait::Park`); the ping-pong between two actors with the default

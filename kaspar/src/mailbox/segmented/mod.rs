@@ -68,8 +68,7 @@
 //! at a lap's end waits for the installer, and a consumer that finds its
 //! next slot reserved but unwritten waits for that producer.
 
-use std::mem::MaybeUninit;
-use std::ptr;
+mod block;
 
 use crossbeam_utils::CachePadded;
 
@@ -77,6 +76,7 @@ use super::park::{Parker, Polls};
 use super::{Drained, IdleWait};
 use crate::base::sync::{thread, AtomicBool, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::error::SendError;
+use block::{Block, FreeStack, BLOCK_CAP, LAP};
 
 /// The consumer is parked, or about to park.
 const SLEEPING: usize = 1;
@@ -86,15 +86,6 @@ const CLOSED: usize = 2;
 const SHIFT: u32 = 2;
 /// Positions wrap at `POS_MASK + 1` (S5).
 const POS_MASK: usize = usize::MAX >> SHIFT;
-
-/// Positions per lap: the slots of one block and its end marker. Small
-/// under loom, so that models of a few messages cross blocks.
-#[cfg(not(loom))]
-const LAP: usize = 32;
-#[cfg(loom)]
-const LAP: usize = 4;
-/// Messages per block.
-pub(super) const BLOCK_CAP: usize = LAP - 1;
 
 #[inline(always)]
 fn pos_add(a: usize, b: usize) -> usize {
@@ -115,31 +106,6 @@ fn count(from: usize, to: usize) -> usize {
         return 0;
     }
     d - pos_sub(to & !(LAP - 1), from & !(LAP - 1)) / LAP
-}
-
-struct Slot<T> {
-    /// `p + 1` once the message of position `p` is written (G2).
-    stamp: AtomicUsize,
-    value: UnsafeCell<MaybeUninit<T>>,
-}
-
-struct Block<T> {
-    /// In the chain: the next lap's block, stored once by this block's
-    /// installer, null until then. On the free stack: the next free block.
-    next: AtomicPtr<Block<T>>,
-    slots: [Slot<T>; BLOCK_CAP],
-}
-
-impl<T> Block<T> {
-    fn alloc() -> *mut Block<T> {
-        Box::into_raw(Box::new(Block {
-            next: AtomicPtr::new(ptr::null_mut()),
-            slots: std::array::from_fn(|_| Slot {
-                stamp: AtomicUsize::new(0),
-                value: UnsafeCell::new(MaybeUninit::uninit()),
-            }),
-        }))
-    }
 }
 
 /// The producers' side, on its own cache line.
@@ -177,8 +143,8 @@ struct Head<T> {
 pub struct SegmentedMpsc<T> {
     tail: CachePadded<Tail<T>>,
     head: CachePadded<Head<T>>,
-    /// Top of the stack of free blocks, linked through `next` (G5).
-    free: CachePadded<AtomicPtr<Block<T>>>,
+    /// Spent blocks, for the installer to reuse (G5).
+    free: FreeStack<T>,
     /// Blocks allocated so far (all of them live until `Drop`).
     blocks: AtomicUsize,
     parker: Parker,
@@ -246,13 +212,14 @@ impl<T> SegmentedMpsc<T> {
                 consuming: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
             }),
-            free: CachePadded::new(AtomicPtr::new(ptr::null_mut())),
+            free: FreeStack::new(),
             blocks: AtomicUsize::new(1),
             parker: Parker::new(),
         };
         for _ in 1..capacity.div_ceil(BLOCK_CAP) {
             q.blocks.fetch_add(1, Ordering::Relaxed);
-            q.push_free(Block::alloc());
+            // SAFETY: new, so ours alone.
+            unsafe { q.free.push(Block::alloc()) };
         }
         q
     }
@@ -318,7 +285,8 @@ impl<T> SegmentedMpsc<T> {
     /// reserved: the tail sits at the lap's end until this returns.
     #[inline(never)]
     fn install(&self, block: *mut Block<T>) {
-        let next = match self.pop_free() {
+        // SAFETY: G5: we are the one installer; blocks live until `Drop`.
+        let next = match unsafe { self.free.pop() } {
             Some(next) => next,
             None => {
                 self.blocks.fetch_add(1, Ordering::Relaxed);
@@ -340,48 +308,6 @@ impl<T> SegmentedMpsc<T> {
         // the consumer reads `next` after our slot's stamp, which we store
         // after this.
         unsafe { (*block).next.store(next, Ordering::Release) };
-    }
-
-    /// Takes a block off the free stack, or `None` if it is empty. Called
-    /// only by the installer (G5).
-    fn pop_free(&self) -> Option<*mut Block<T>> {
-        let mut top = self.free.load(Ordering::Acquire);
-        while !top.is_null() {
-            // SAFETY: G4 (blocks on the stack are live) and G5 (nobody
-            // else pops, so `top` stays on the stack, with this `next`,
-            // until our CAS).
-            let next = unsafe { (*top).next.load(Ordering::Relaxed) };
-            match self
-                .free
-                .compare_exchange_weak(top, next, Ordering::Acquire, Ordering::Acquire)
-            {
-                Ok(_) => {
-                    // SAFETY: popped: ours alone until we publish it.
-                    unsafe { (*top).next.store(ptr::null_mut(), Ordering::Relaxed) };
-                    return Some(top);
-                }
-                Err(actual) => top = actual,
-            }
-        }
-        None
-    }
-
-    /// Pushes a block nobody else uses onto the free stack.
-    fn push_free(&self, block: *mut Block<T>) {
-        let mut top = self.free.load(Ordering::Relaxed);
-        loop {
-            // SAFETY: G4: `block` is ours until the CAS publishes it.
-            unsafe { (*block).next.store(top, Ordering::Relaxed) };
-            // Release: the link above, and our reads of the block's slots,
-            // happen-before the installer that pops it.
-            match self
-                .free
-                .compare_exchange_weak(top, block, Ordering::Release, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(actual) => top = actual,
-            }
-        }
     }
 
     /// Moves up to `max` messages into `out` (at least one when any is
@@ -497,8 +423,9 @@ impl<T> SegmentedMpsc<T> {
         debug_assert!(!at.block.is_null(), "linked before the last slot");
         // Past the lap's end marker.
         at.index = pos_add(at.index, 1);
-        // G4: every slot taken, so no producer touches it again.
-        self.push_free(spent);
+        // SAFETY: G4: every slot taken, so no producer touches it again,
+        // and it came from `Block::alloc`.
+        unsafe { self.free.push(spent) };
     }
 
     /// Refuses further pushes and wakes the consumer.
@@ -575,7 +502,7 @@ impl<T> Drop for SegmentedMpsc<T> {
         }
         // The chain from the head's block ends at the tail's; the free
         // stack holds every other block. Each was made by `Block::alloc`.
-        for mut b in [first, self.free.load(Ordering::Relaxed)] {
+        for mut b in [first, self.free.top()] {
             while !b.is_null() {
                 // SAFETY: as above: live until the line below.
                 let next = unsafe { (*b).next.load(Ordering::Relaxed) };
@@ -589,5 +516,4 @@ impl<T> Drop for SegmentedMpsc<T> {
 }
 
 #[cfg(test)]
-#[path = "segmented_tests.rs"]
 mod tests;

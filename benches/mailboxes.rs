@@ -1,4 +1,4 @@
-//! The four mailbox kinds, head to head (paper Table 7), and the batching
+//! The five mailbox kinds, head to head (paper Table 7), and the batching
 //! measurements (companion note): async burst ping-pong between two actors.
 //!
 //! `cargo bench --bench mailboxes [-- --quick]`. Prints markdown tables with
@@ -21,6 +21,7 @@
 //! * `pop_one`: `BQueue` mailboxes (one message per lock);
 //! * `batch_drain`: `BQueueBatched` (everything queued per lock);
 //! * `lockfree`: `LockFree` rings;
+//! * `segmented`: `Segmented` queues (lock-free, unbounded);
 //! * `sender_batching`: `BQueueBatched`, but each side builds its whole burst
 //!   first and pushes it as one message (one mailbox lock per burst); the
 //!   receiver handles the balls one by one. The receiver cannot start before

@@ -24,10 +24,10 @@ for table in table5 dispatch table7 batching pool; do
         echo "bench-smoke: $table: $rows rows"
     fi
 done
-# 6 cases x 4 producer counts x 2 metrics.
+# 7 cases x 4 producer counts x 2 metrics.
 rows=$(grep -c '"table":"saturation"' "$out/saturation.jsonl" 2>/dev/null || true)
-if [ "${rows:-0}" -ne 48 ]; then
-    echo "bench-smoke: expected 48 saturation rows in $out/saturation.jsonl, found ${rows:-0}" >&2
+if [ "${rows:-0}" -ne 56 ]; then
+    echo "bench-smoke: expected 56 saturation rows in $out/saturation.jsonl, found ${rows:-0}" >&2
     fail=1
 else
     echo "bench-smoke: saturation: $rows rows"

@@ -53,7 +53,7 @@
 //!   queue; a `fast_send` between members takes no second lock.
 //! * [`Simulation`] (and, with the `journal` feature, `journal`): the same
 //!   group on virtual time, replayed deterministically.
-//! * [`mailbox`]: the four queues and how to choose; [`pool`]: `Pooled<T>`.
+//! * [`mailbox`]: the five queues and how to choose; [`pool`]: `Pooled<T>`.
 //! * [`Addr::stats`] and [`Addr::latency`]: an actor's counters, and its
 //!   handlers' service times per message class (when spawned with
 //!   [`Spawn::record_latency`]).
@@ -81,7 +81,7 @@
 //   guard/     the call chain (cycle check before any lock), the actor
 //              lock, the cross-thread wait-for registry
 //   error.rs   what a delivery refuses and hands back
-//   mailbox/   the four queues, the kinds and wait strategies, the inbox
+//   mailbox/   the five queues, the kinds and wait strategies, the inbox
 //              (own mailbox or a group's queue), generic over the message
 //   reply/     where a handler's return value goes; `Ask`
 //   failure/   dead letters and supervision policy, as data

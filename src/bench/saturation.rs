@@ -6,8 +6,9 @@
 //!
 //! * **send**, per mailbox kind: every producer `send`s its share of the
 //!   messages to one `Sink` actor as fast as it can; the sink's own thread
-//!   handles them. `bqueue`, `bqueue_batched` and `sharded` are unbounded
-//!   (a ring that spills), so a send never waits for room. `lockfree_wait`
+//!   handles them. `bqueue`, `bqueue_batched`, `sharded` and `segmented`
+//!   are unbounded (a ring that spills, or a queue that grows by blocks),
+//!   so a send never waits for room. `lockfree_wait`
 //!   is a bounded ring whose full push blocks the sender
 //!   ([`WhenFull::Wait`]); `lockfree_reject` is the same ring with
 //!   [`WhenFull::Reject`], and the producer retries the handed-back
@@ -53,7 +54,7 @@ enum Path {
 }
 
 /// The cases, in report order: (name, path).
-const CASES: [(&str, Path); 6] = [
+const CASES: [(&str, Path); 7] = [
     (
         "bqueue",
         Path::Send(MailboxKind::BQueue { capacity: CAPACITY }),
@@ -82,6 +83,10 @@ const CASES: [(&str, Path); 6] = [
             capacity: CAPACITY,
             when_full: WhenFull::Reject,
         }),
+    ),
+    (
+        "segmented",
+        Path::Send(MailboxKind::Segmented { capacity: CAPACITY }),
     ),
     ("fast_send", Path::FastSend),
 ];

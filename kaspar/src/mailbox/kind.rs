@@ -40,13 +40,26 @@ pub enum MailboxKind {
         /// Hand the message back, or wait for room.
         when_full: WhenFull,
     },
+    /// An unbounded lock-free queue of linked blocks of 31 slots (the shape
+    /// of crossbeam-channel's unbounded list): one compare-and-swap
+    /// reserves a slot, and the consumer takes messages without any
+    /// read-modify-write. Spent blocks are recycled, so a backlog no deeper
+    /// than an earlier one allocates nothing. Never full: there is no
+    /// bound to configure, and `capacity` is only what is allocated up
+    /// front.
+    Segmented {
+        /// Slots allocated up front, rounded up to whole blocks; the queue
+        /// grows a block at a time past them and keeps what it grew.
+        capacity: usize,
+    },
 }
 
 impl MailboxKind {
     /// `BQueueBatched` with a 1024-slot ring: it measured at least as fast
     /// as `BQueue` in every regime of the mailbox table (see
     /// [`mailbox`](crate::mailbox)), and a run loop that keeps up still
-    /// drains one message at a time.
+    /// drains one message at a time. `Segmented` beat it in some regimes
+    /// and lost or varied in others, so it stays an option.
     pub const DEFAULT: MailboxKind = MailboxKind::BQueueBatched { capacity: 1024 };
 
     /// `BQueue` with a `capacity`-slot ring.
@@ -62,6 +75,11 @@ impl MailboxKind {
     /// `Sharded` with `lanes` lanes sharing `capacity` preallocated slots.
     pub const fn sharded(lanes: usize, capacity: usize) -> Self {
         MailboxKind::Sharded { lanes, capacity }
+    }
+
+    /// `Segmented` with `capacity` slots allocated up front.
+    pub const fn segmented(capacity: usize) -> Self {
+        MailboxKind::Segmented { capacity }
     }
 
     /// `LockFree` with `capacity` slots; a push to a full ring hands the

@@ -36,6 +36,7 @@
 //! | [`MailboxKind::BQueue`] | 38–47 ns | 110 ns/msg | 221 µs | 1.00x | the pop-one baseline: one message per lock, the paper's reference |
 //! | [`MailboxKind::Sharded`] | 59 ns | 84 ns/msg | 0.18 µs | — | many producer threads (fan-in) |
 //! | [`MailboxKind::LockFree`] | 35–38 ns | 60 ns/msg | 0.57 µs | 6.81x | few producers, a known bound on depth; `Full` as backpressure |
+//! | [`MailboxKind::Segmented`] | see below | | | | one or a few producers, the cheapest unbounded push |
 //!
 //! * `BQueueBatched` drains everything queued (up to the run loop's
 //!   `max_batch`) per lock and notifies only when the queue turns
@@ -57,6 +58,31 @@
 //!   sender behind the consumer; it is bounded: a full ring hands the
 //!   message back or makes the sender wait ([`WhenFull`]), and its memory
 //!   (`capacity` slots) is allocated up front.
+//! * `Segmented` is the unbounded lock-free queue: linked blocks of 31
+//!   slots (crossbeam-channel's list flavour), one compare-and-swap per
+//!   push, no read-modify-write per message on the consumer side, and spent
+//!   blocks recycled, so a backlog no deeper than an earlier one allocates
+//!   nothing. It is never full; `capacity` only says how much is allocated
+//!   up front. There is no bounded variant: a bound means `LockFree` (or
+//!   the blocking kinds, whose ring spills rather than refuses).
+//!
+//! `Segmented` was measured later than the table, against `BQueueBatched`
+//! in the same runs: fifteen `--quick` runs on the same VM while other
+//! builds kept its load average between 5 and 11 on its 2 cores, medians
+//! with the range:
+//!
+//! | kind | one-thread push+drain p50 | bursty producer | fan-in 32, push p99 | burst ping-pong |
+//! |---|---:|---:|---:|---:|
+//! | `Segmented` | 20 ns (20–24) | 93 ns/msg (40–552) | 78 ns (44 ns–56 µs) | 5.95 M rt/s (2.35–13.9) |
+//! | `BQueueBatched` | 33 ns (32–39) | 108 ns/msg (56–204) | 239 ns (40 ns–182 µs) | 4.53 M rt/s (3.63–10.9) |
+//!
+//! It won the one-thread round trip in every run and the other medians
+//! too, but not every run: its burst ping-pong fell to 2.4–2.9 M in four
+//! runs (all at the heaviest load), below anything `BQueueBatched` did. In
+//! the peers benchmark (see the performance chapter of the book) it won
+//! the tell and ping-pong medians and tied `ask`. The rule is to change
+//! the default only for a kind that wins every regime, and a tie is not a
+//! win, so `Segmented` is an option, not the default.
 //!
 //! The first three columns were measured through the `Mailbox` API with
 //! consumers that sleep as soon as they find their mailbox empty
@@ -69,7 +95,10 @@
 //! default, [`IdleWait::Backoff`], polls briefly before it sleeps. Every
 //! kind polls a word its producers write anyway, never a lock: `BQueue`
 //! and `BQueueBatched` a length hint stored under their lock, `Sharded`
-//! its count word, `LockFree` its tail. And every kind lets a producer
+//! its count word, `LockFree` its tail, `Segmented` the slot its next
+//! message will be written to (reading the tail there made every push's
+//! compare-and-swap wait for the line: two thirds of the sender's time in
+//! a profile). And every kind lets a producer
 //! skip the wake-up system call unless the consumer is asleep, with one
 //! wake-up per sleep; [`Mailbox::wakeups`] counts them.
 
@@ -79,12 +108,14 @@ pub(crate) mod inbox;
 mod kind;
 mod lockfree;
 mod park;
+mod segmented;
 mod sharded;
 
 pub use batched::BQueueBatched;
 pub use blocking::BQueue;
 pub use kind::{IdleWait, MailboxKind, WhenFull};
 pub use lockfree::LockFreeMpsc;
+pub use segmented::SegmentedMpsc;
 pub use sharded::ShardedBQueue;
 
 use crate::error::SendError;
@@ -116,6 +147,8 @@ pub enum Mailbox<T> {
     Sharded(ShardedBQueue<T>),
     /// See [`LockFreeMpsc`].
     LockFree(LockFreeMpsc<T>),
+    /// See [`SegmentedMpsc`].
+    Segmented(SegmentedMpsc<T>),
 }
 
 impl<T> Mailbox<T> {
@@ -133,6 +166,7 @@ impl<T> Mailbox<T> {
                 capacity,
                 when_full,
             } => Mailbox::LockFree(LockFreeMpsc::new(capacity, when_full)),
+            MailboxKind::Segmented { capacity } => Mailbox::Segmented(SegmentedMpsc::new(capacity)),
         }
     }
 
@@ -152,6 +186,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.push(msg),
             Mailbox::Sharded(q) => q.push(msg),
             Mailbox::LockFree(q) => q.push_watched(msg, watch),
+            Mailbox::Segmented(q) => q.push(msg),
         }
     }
 
@@ -164,6 +199,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.pop_batch(out, max, idle),
             Mailbox::Sharded(q) => q.pop_batch(out, max, idle),
             Mailbox::LockFree(q) => q.pop_batch(out, max, idle),
+            Mailbox::Segmented(q) => q.pop_batch(out, max, idle),
         }
     }
 
@@ -175,6 +211,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.try_pop_batch(out, max),
             Mailbox::Sharded(q) => q.try_pop_batch(out, max),
             Mailbox::LockFree(q) => q.try_pop_batch(out, max),
+            Mailbox::Segmented(q) => q.try_pop_batch(out, max),
         }
     }
 
@@ -186,6 +223,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.close(),
             Mailbox::Sharded(q) => q.close(),
             Mailbox::LockFree(q) => q.close(),
+            Mailbox::Segmented(q) => q.close(),
         }
     }
 
@@ -196,6 +234,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.is_closed(),
             Mailbox::Sharded(q) => q.is_closed(),
             Mailbox::LockFree(q) => q.is_closed(),
+            Mailbox::Segmented(q) => q.is_closed(),
         }
     }
 
@@ -206,6 +245,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.len(),
             Mailbox::Sharded(q) => q.len(),
             Mailbox::LockFree(q) => q.len(),
+            Mailbox::Segmented(q) => q.len(),
         }
     }
 
@@ -227,6 +267,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.wakeups(),
             Mailbox::Sharded(q) => q.wakeups(),
             Mailbox::LockFree(q) => q.wakeups(),
+            Mailbox::Segmented(q) => q.wakeups(),
         }
     }
 
@@ -239,6 +280,7 @@ impl<T> Mailbox<T> {
             Mailbox::BQueueBatched(q) => q.consumer_asleep(),
             Mailbox::Sharded(q) => q.consumer_asleep(),
             Mailbox::LockFree(q) => q.consumer_asleep(),
+            Mailbox::Segmented(q) => q.consumer_asleep(),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::thread;
 
 use super::{Drained, IdleWait, Mailbox, MailboxKind, WhenFull};
 
-const KINDS: [MailboxKind; 4] = [
+const KINDS: [MailboxKind; 5] = [
     MailboxKind::BQueue { capacity: 4 },
     MailboxKind::BQueueBatched { capacity: 4 },
     MailboxKind::Sharded {
@@ -18,6 +18,7 @@ const KINDS: [MailboxKind; 4] = [
         capacity: 4,
         when_full: WhenFull::Reject,
     },
+    MailboxKind::Segmented { capacity: 4 },
 ];
 
 /// A consumer thread draining `q` with `idle` until it closes; returns

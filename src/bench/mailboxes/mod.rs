@@ -1,4 +1,4 @@
-//! The four mailbox kinds, head to head (paper Table 7), and the batching
+//! The five mailbox kinds, head to head (paper Table 7), and the batching
 //! measurements (companion note): async burst ping-pong between two actors.
 //! Shared by `benches/mailboxes.rs` and `benches/paper.rs`.
 //!
@@ -38,7 +38,7 @@ use kinds::{burst_ns_per_msg, fanin_push_p99, single_thread_rt_p50};
 use pingpong::pingpong;
 use sender_batching::pingpong_threads;
 
-const CASES: [(&str, MailboxKind); 4] = [
+const CASES: [(&str, MailboxKind); 5] = [
     ("bqueue", MailboxKind::BQueue { capacity: 1024 }),
     (
         "bqueue_batched",
@@ -58,6 +58,7 @@ const CASES: [(&str, MailboxKind); 4] = [
             when_full: WhenFull::Wait,
         },
     ),
+    ("segmented", MailboxKind::Segmented { capacity: 1024 }),
 ];
 
 pub struct Sizes {
@@ -104,7 +105,8 @@ pub struct Mailboxes {
     pub quick: bool,
     pub sizes: Sizes,
     pub table7: Vec<KindRow>,
-    /// `(case, M round trips/s)` for pop_one, batch_drain, lockfree.
+    /// `(case, M round trips/s)` for pop_one, batch_drain, lockfree,
+    /// segmented.
     pub batching: Vec<(&'static str, f64)>,
     pub sender_batching: f64,
     pub sender_batching_control: f64,
@@ -132,7 +134,7 @@ impl Mailboxes {
 }
 
 /// The ping-pong rows, in order.
-const PINGPONG_ROWS: [(&str, MailboxKind); 3] = [
+const PINGPONG_ROWS: [(&str, MailboxKind); 4] = [
     ("pop_one", MailboxKind::BQueue { capacity: 1024 }),
     ("batch_drain", MailboxKind::BQueueBatched { capacity: 1024 }),
     (
@@ -142,6 +144,7 @@ const PINGPONG_ROWS: [(&str, MailboxKind); 3] = [
             when_full: WhenFull::Reject,
         },
     ),
+    ("segmented", MailboxKind::Segmented { capacity: 1024 }),
 ];
 
 /// Runs Table 7 and the batching ping-pong.

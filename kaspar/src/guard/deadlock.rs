@@ -171,6 +171,20 @@ impl Registered {
     }
 }
 
+/// Room for this many waiters registered at once, reserved when a system is
+/// made ([`reserve`]), so that registering a wait does not allocate: a run
+/// loop that finds its actor's lock held registers from a path that the
+/// allocation tests count.
+const RESERVED_WAITERS: usize = 64;
+
+/// Reserves room in the registry for [`RESERVED_WAITERS`] waiters (once;
+/// later calls find it there). Called by `System::with_config`.
+pub(crate) fn reserve() {
+    let mut reg = REGISTRY.lock();
+    let len = reg.waiting.len();
+    reg.waiting.reserve(RESERVED_WAITERS.saturating_sub(len));
+}
+
 /// Registers the calling thread as waiting on `on` without refusing: for a
 /// waiter that has no way to back out (a run loop taking its own actor's
 /// lock). If this closes a cycle, the waiters in it that can back out find

@@ -179,6 +179,7 @@ impl System {
 
     /// A system with `config`.
     pub fn with_config(config: SystemConfig) -> Self {
+        crate::guard::deadlock::reserve();
         System {
             inner: Arc::new(SystemInner {
                 config,

@@ -226,3 +226,29 @@ fn loom_lock_clearing_the_flag_never_hides_a_new_one() {
         assert!(!g.lock.try_acquire_unflagged(T1), "a new flag was hidden");
     });
 }
+
+/// A flagged lock (a stopped actor's, or a group's) makes every release
+/// take the slow path. A waiter that marks the word `PARKED` and sleeps
+/// while the holder is already inside that path must still be woken:
+/// clearing the word must never drop a `PARKED` it did not see. (The park
+/// model really sleeps, so a lost wake-up is a deadlock loom reports.)
+#[test]
+fn loom_lock_a_flagged_release_never_loses_a_parked_waiter() {
+    model(|| {
+        let g = Arc::new(Guarded::default());
+        g.lock.flag();
+        assert!(g.lock.try_acquire(T1));
+        let g2 = Arc::clone(&g);
+        let waiter = thread::spawn(move || {
+            g2.lock.park_acquire(T2);
+            g2.handle(T2);
+            // SAFETY: acquired just above, released once.
+            unsafe { g2.lock.release(T2) };
+        });
+        g.handle(T1);
+        // SAFETY: acquired above, released once.
+        unsafe { g.lock.release(T1) };
+        waiter.join().unwrap();
+        assert_eq!(g.lock.owner(), 0);
+    });
+}

@@ -19,9 +19,10 @@
 //! The lock API is parking_lot-shaped (no poisoning): `lock()` returns the
 //! guard, and `Condvar::wait` takes the guard by value and hands it back.
 //! [`parking`] is what the actor lock (`guard::lock`) waits with:
-//! parking_lot_core's address-keyed queue normally, and under loom a
-//! yield, so the lock's word protocol is checked by loom against the code
-//! that ships.
+//! parking_lot_core's address-keyed queue normally, and under loom a model
+//! of that queue whose parked threads really sleep, so the lock's word
+//! protocol, wake-ups included, is checked by loom against the code that
+//! ships.
 
 #[cfg(not(loom))]
 mod imp {
@@ -221,26 +222,71 @@ mod imp {
         }
     }
 
-    /// The loom model of parking: a park is a yield (loom explores every
-    /// interleaving of the yields) that reports a failed validation, so
-    /// the waiter retries; an unpark finds nobody parked. The lock's word
-    /// protocol (who holds it, the flag bits, hand-over and adoption) is
-    /// modelled exactly; the direct hand-off to a woken waiter is not.
+    /// The loom model of parking_lot_core's queue: one queue of parked
+    /// threads, validation and the unparker's decision under its lock (as
+    /// under parking_lot_core's bucket lock), and a parked thread that
+    /// really sleeps (`loom::thread::park`) until an unparker picks it, so
+    /// a lost wake-up is a deadlock loom reports.
     pub(crate) mod parking {
+        use loom::sync::atomic::{AtomicUsize, Ordering};
+        use loom::sync::{Arc, Mutex};
+        use loom::thread::Thread;
+
+        struct Parked {
+            key: usize,
+            token: usize,
+            thread: Thread,
+            /// 0 while asleep; the unparker's token + 1 once picked.
+            woken: Arc<AtomicUsize>,
+        }
+
+        loom::lazy_static! {
+            static ref QUEUE: Mutex<Vec<Parked>> = Mutex::new(Vec::new());
+        }
+
         pub(crate) fn park(
-            _key: usize,
-            _validate: impl FnOnce() -> bool,
-            _token: usize,
+            key: usize,
+            validate: impl FnOnce() -> bool,
+            token: usize,
         ) -> Option<usize> {
-            loom::thread::yield_now();
-            None
+            let woken = Arc::new(AtomicUsize::new(0));
+            {
+                let mut queue = QUEUE.lock().unwrap();
+                if !validate() {
+                    return None;
+                }
+                queue.push(Parked {
+                    key,
+                    token,
+                    thread: loom::thread::current(),
+                    woken: Arc::clone(&woken),
+                });
+            }
+            loop {
+                match woken.load(Ordering::SeqCst) {
+                    0 => loom::thread::park(),
+                    picked => return Some(picked - 1),
+                }
+            }
         }
 
         pub(crate) fn unpark_one(
-            _key: usize,
+            key: usize,
             decide: impl FnOnce(Option<usize>, bool, bool) -> usize,
         ) {
-            decide(None, false, false);
+            let mut queue = QUEUE.lock().unwrap();
+            match queue.iter().position(|p| p.key == key) {
+                Some(at) => {
+                    let parked = queue.remove(at);
+                    let more = queue.iter().any(|p| p.key == key);
+                    let token = decide(Some(parked.token), more, false);
+                    parked.woken.store(token + 1, Ordering::SeqCst);
+                    parked.thread.unpark();
+                }
+                None => {
+                    decide(None, false, false);
+                }
+            }
         }
     }
 

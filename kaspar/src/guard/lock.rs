@@ -344,9 +344,21 @@ impl ActorLock {
     #[cold]
     #[inline(never)]
     fn release_slow(&self, fair: bool) {
-        if self.word.load(Ordering::Relaxed) & PARKED == 0 {
-            self.update(|w| w & FLAGGED, Ordering::Release);
-            return;
+        // Nobody parked: let go, keeping `FLAGGED`. The compare-and-swap is
+        // against the word seen without `PARKED`: a waiter that sets it
+        // meanwhile (and may already be asleep) makes it fail, and the
+        // release wakes it below instead of clearing its mark unseen.
+        let mut cur = self.word.load(Ordering::Relaxed);
+        while cur & PARKED == 0 {
+            match self.word.compare_exchange_weak(
+                cur,
+                cur & FLAGGED,
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(now) => cur = now,
+            }
         }
         parking::unpark_one(self.key(), |woken, more, be_fair| {
             let parked = if more { PARKED } else { 0 };

@@ -105,7 +105,7 @@ impl Drop for Release<'_> {
 
 impl<A: Actor> ActorCell<A> {
     /// [`enter_or`](Self::enter_or) with the refusal as an `Err` (tests).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn enter_with<C, R>(
         &self,
         class: ClassId,

@@ -17,5 +17,6 @@
 //! failure semantics) is written once.
 
 pub mod link;
+pub mod transport;
 
 pub use link::{LinkError, LinkRx, LinkTx, PeerState, Transport};

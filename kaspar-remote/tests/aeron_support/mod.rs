@@ -191,7 +191,8 @@ pub fn exists(path: &Path) -> bool {
     path.exists()
 }
 
-/// Retries `attempt` until it returns `Some`, at most `timeout`.
+/// Retries `attempt` every millisecond until it returns `Some`, at most
+/// `timeout`.
 pub fn within<T>(timeout: Duration, mut attempt: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + timeout;
     loop {
@@ -201,7 +202,7 @@ pub fn within<T>(timeout: Duration, mut attempt: impl FnMut() -> Option<T>) -> O
         if Instant::now() >= deadline {
             return None;
         }
-        thread::yield_now();
+        thread::sleep(Duration::from_millis(1));
     }
 }
 

@@ -128,6 +128,7 @@ pub(crate) fn driver_dir(mode: &DriverMode) -> PathBuf {
             } else {
                 std::env::temp_dir()
             };
+            sweep_dead(&base);
             let stamp = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos());
@@ -136,6 +137,37 @@ pub(crate) fn driver_dir(mode: &DriverMode) -> PathBuf {
                 std::process::id(),
                 NEXT.fetch_add(1, Ordering::Relaxed)
             ))
+        }
+    }
+}
+
+/// Removes the directories of embedded drivers whose process is gone.
+///
+/// A driver deletes its directory when it shuts down, but a process that
+/// was killed (the failure tests do it on purpose) leaves its log buffers
+/// behind in `/dev/shm`, which is memory. Only directories this transport
+/// names (`kaspar-aeron-<pid>-...`) are touched, and only when `/proc` says
+/// the pid is not running; on systems without `/proc` nothing is removed.
+fn sweep_dead(base: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("kaspar-aeron-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            // Best effort: another process may be sweeping the same entry.
+            let _ = std::fs::remove_dir_all(entry.path());
         }
     }
 }

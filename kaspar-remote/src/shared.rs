@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::config::{Gap, NodeConfig, NodeStats};
 use crate::control::PreviousSession;
 use crate::error::Refused;
 use crate::inbound::Inbound;
 use crate::link::{Announcement, LinkError, LinkTx};
-use crate::node::{Gap, NodeConfig, NodeStats};
 use crate::peer::{Peer, Watcher};
 use crate::pending::Pending;
 

@@ -68,7 +68,9 @@ impl Export {
     /// [`RemoteInput`]: to journal a group's remote input, `feed` is the
     /// group's `Journaled::feed` and its route calls
     /// [`deliver_input`](crate::deliver_input). `feed` returns whether the
-    /// message was delivered.
+    /// message was delivered (when it was not, an asker is told
+    /// [`Refused::Full`](crate::Refused::Full)). Delivery is then up to
+    /// `feed`'s route, so [`fast_send`](Self::fast_send) does not apply.
     pub fn fed_by(mut self, feed: impl Fn(RemoteInput) -> bool + Send + Sync + 'static) -> Self {
         self.feed = Some(Box::new(feed));
         self

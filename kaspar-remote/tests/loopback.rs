@@ -457,3 +457,55 @@ impl kaspar_remote::Transport for NoTakeBack {
         self.0.liveness_timeout()
     }
 }
+
+#[test]
+fn the_exporting_node_checks_the_hello_against_its_export() {
+    use kaspar_remote::{Refused, Transport};
+    // A record as an exporting node announces it (postcard, field order as
+    // in the crate), here forged to claim what the slot does not hold.
+    #[derive(serde::Serialize)]
+    struct Record<'a> {
+        endpoint: &'a str,
+        slot: u32,
+        actor: &'a str,
+        schema: u64,
+    }
+    use kaspar_remote::RemoteActor;
+    let w = world(16, Export::new());
+    w.server.export("other", &w.system.spawn(Other).start()).unwrap();
+    let forge = |name: &str, slot: u32| {
+        let record = Record {
+            endpoint: "server",
+            slot,
+            actor: "Counter",
+            schema: Counter::SCHEMA_HASH,
+        };
+        let bytes = postcard::to_stdvec(&record).unwrap();
+        w.net.announce(name, &bytes).unwrap()
+    };
+    // slot 1 holds an `Other`: the hello is refused, nothing garbled flows
+    let _a = forge("other", 1);
+    match w.client.lookup::<Counter>("other") {
+        Err(LookupError::WrongActor { expected, found }) => {
+            assert_eq!((expected, found.as_str()), ("Counter", "Other"));
+        }
+        other => panic!("expected WrongActor from the hello, got {other:?}"),
+    }
+    // no slot 7, and no export of that name
+    let _b = forge("ghost", 7);
+    assert_eq!(
+        w.client.lookup::<Counter>("ghost").unwrap_err(),
+        LookupError::Refused(Refused::NoSuchExport("ghost".into()))
+    );
+    assert_eq!(w.log.lock().unwrap().len(), 0);
+    w.finish();
+}
+
+#[test]
+fn addresses_and_nodes_cross_threads() {
+    fn shared<T: Send + Sync + 'static>() {}
+    shared::<RemoteAddr<Counter>>();
+    shared::<ActorRef<Counter>>();
+    shared::<Node<Loopback>>();
+    shared::<kaspar_remote::RemoteInput>();
+}

@@ -124,7 +124,7 @@ pub struct NodeStats {
     /// Frames known lost: the sum of the [`Gap`]s.
     pub missed: u64,
     /// Outbound messages that could not be framed (see
-    /// [`RemoteAddr::send`]).
+    /// [`RemoteAddr::send`](crate::RemoteAddr::send)).
     pub unsendable: u64,
     /// Links found lost.
     pub peers_lost: u64,

@@ -14,13 +14,13 @@ pub struct NodeConfig {
     /// hello, and a connect for the peer to appear.
     pub connect_timeout: Duration,
     /// How long a remote ask waits for its reply before it fails with
-    /// [`AskError::PeerLost`]: the bound on any wait for another process.
+    /// [`AskError::PeerLost`](kaspar::AskError::PeerLost): the bound on any wait for another process.
     pub reply_timeout: Duration,
-    /// The send policy of the remote addresses [`Node::lookup`] returns,
+    /// The send policy of the remote addresses [`Node::lookup`](crate::Node::lookup) returns,
     /// and of replies.
     pub policy: SendPolicy,
     /// How long the bridge waits for room when an exported actor's mailbox
-    /// is full, before it refuses the message ([`Refused::Full`]). While
+    /// is full, before it refuses the message ([`Refused::Full`](crate::Refused::Full)). While
     /// it waits, frames stay in the node's inbox, so the senders feel the
     /// back-pressure.
     pub inbound_wait: Duration,

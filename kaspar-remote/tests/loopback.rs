@@ -472,7 +472,9 @@ fn the_exporting_node_checks_the_hello_against_its_export() {
     }
     use kaspar_remote::RemoteActor;
     let w = world(16, Export::new());
-    w.server.export("other", &w.system.spawn(Other).start()).unwrap();
+    w.server
+        .export("other", &w.system.spawn(Other).start())
+        .unwrap();
     let forge = |name: &str, slot: u32| {
         let record = Record {
             endpoint: "server",

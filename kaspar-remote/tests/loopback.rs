@@ -190,6 +190,15 @@ fn a_lost_peer_fails_pending_asks_and_tells_watchers() {
 fn a_reconnect_starts_a_new_session_and_reports_the_gap() {
     let w = world(16, Export::new());
     let remote = w.remote();
+    let terminated = Arc::new(Mutex::new(Vec::new()));
+    let inbox = w
+        .system
+        .spawn(Inbox {
+            terminated: terminated.clone(),
+            replies: Arc::new(Mutex::new(Vec::new())),
+        })
+        .start();
+    remote.watch(&inbox);
     assert_eq!(remote.ask(Seq(0)).unwrap().wait().unwrap(), 0);
     w.net.pause("server", true);
     for i in 1..=5 {
@@ -221,6 +230,13 @@ fn a_reconnect_starts_a_new_session_and_reports_the_gap() {
     assert_eq!(w.server.stats().missed, 5);
     // at most once: the lost five are not redelivered
     assert_eq!(*w.log.lock().unwrap(), vec![0, 6]);
+    // the old link's loss was reported once, whether the bridge's check or
+    // the reconnect found it first
+    assert!(eventually(Duration::from_secs(5), || {
+        terminated.lock().unwrap().len() == 1
+    }));
+    assert_eq!(w.client.stats().peers_lost, 1);
+    assert!(!again.is_lost() && remote.is_lost());
     w.finish();
 }
 

@@ -18,6 +18,7 @@ mod errors;
 mod generics;
 mod group;
 mod names;
+mod wire;
 
 /// Declares an actor (on its struct or enum) and collects its handlers (on
 /// its impl block). An actor needs both.
@@ -202,6 +203,28 @@ pub fn actor(args: TokenStream, item: TokenStream) -> TokenStream {
 pub fn group(args: TokenStream, item: TokenStream) -> TokenStream {
     let item = parse_macro_input!(item as syn::ItemStruct);
     group::expand(TokenStream2::from(args), item).into()
+}
+
+/// Derives `kaspar_remote::Wire` for a message that may cross a process
+/// boundary. Use it through kaspar-remote, which re-exports it, beside
+/// serde's derives:
+///
+/// ```text
+/// #[derive(Serialize, Deserialize, kaspar_remote::Wire)]
+/// #[wire(id = N)]
+/// ```
+///
+/// `N` is a `u32` literal: the message's name on the wire, stable across
+/// builds (never a `TypeId`) and different from the ids of the other
+/// messages each remote actor that handles it handles (a clash is a
+/// compile error at the actor). The derive also hashes the type's
+/// definition (field names and types, variants; not its name or docs) into
+/// `Wire::SHAPE`, part of the actor's schema hash, so that two builds whose
+/// messages differ refuse to connect. A missing, repeated or non-integer id
+/// is a compile error at the attribute.
+#[proc_macro_derive(Wire, attributes(wire))]
+pub fn derive_wire(item: TokenStream) -> TokenStream {
+    wire::expand(parse_macro_input!(item as syn::DeriveInput)).into()
 }
 
 /// Marks a method of an `#[actor]` impl block as the handler of one message

@@ -103,6 +103,33 @@ pub trait LinkTx: Send + 'static {
 
     /// Whether the receiving process is alive, as far as the engine knows.
     fn peer(&self) -> PeerState;
+
+    /// Whether [`send_frame_dropping_oldest`](Self::send_frame_dropping_oldest)
+    /// works on this link. `false` unless the engine overrides both.
+    fn can_drop_oldest(&self) -> bool {
+        false
+    }
+
+    /// As [`send_frame`](Self::send_frame), except when the receiver's
+    /// buffer is full: then the oldest frame *this link* put there, that
+    /// the receiver has not taken yet, is discarded to make room, and the
+    /// new frame is sent in its place. Returns how many frames were
+    /// discarded. Frames other senders put there are never touched; if
+    /// none of this link's frames is there to discard, the result is
+    /// [`LinkError::Full`] as for `send_frame`.
+    ///
+    /// An engine that cannot take back a frame it accepted (Aeron's log
+    /// buffer) keeps this default, which refuses and sends nothing.
+    fn send_frame_dropping_oldest(
+        &mut self,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<usize, LinkError> {
+        let _ = (len, fill);
+        Err(LinkError::Transport(
+            "this engine cannot discard a frame it accepted (no drop-oldest)".into(),
+        ))
+    }
 }
 
 /// An inbox: frames from every process connected to one endpoint.

@@ -336,6 +336,11 @@ pub enum AskError {
         /// for in turn.
         Vec<WaitEdge>,
     ),
+    /// The actor is in another process (kaspar-remote), and the message or
+    /// its reply was lost: the link to that process was lost, or no reply
+    /// came within the remote node's reply timeout. The message may or may
+    /// not have been handled.
+    PeerLost,
 }
 
 impl fmt::Display for AskError {
@@ -348,6 +353,9 @@ impl fmt::Display for AskError {
                 f,
                 "waiting for the reply would deadlock {} threads",
                 cycle.len()
+            ),
+            AskError::PeerLost => f.write_str(
+                "the remote peer was lost; the message may or may not have been handled",
             ),
         }
     }
@@ -423,6 +431,9 @@ pub enum Error {
     Timeout,
     /// The message was dropped unhandled ([`AskError::Dropped`]).
     Dropped,
+    /// The link to a remote actor's process was lost
+    /// ([`AskError::PeerLost`]).
+    PeerLost,
     /// The handler ran and returned an error of its own (see
     /// [`FlattenReply`]).
     Failed(Box<dyn std::error::Error + Send + Sync>),
@@ -446,6 +457,7 @@ impl fmt::Display for Error {
             Error::Panicked(None) => f.write_str("the handler panicked"),
             Error::Timeout => f.write_str("no reply yet: timed out"),
             Error::Dropped => f.write_str("the message was dropped unhandled"),
+            Error::PeerLost => f.write_str("the remote peer was lost"),
             Error::Failed(e) => write!(f, "the handler failed: {e}"),
         }
     }
@@ -491,6 +503,7 @@ impl From<AskError> for Error {
             AskError::Panicked => Error::Panicked(None),
             AskError::Dropped => Error::Dropped,
             AskError::Deadlock(cycle) => Error::Deadlock(cycle),
+            AskError::PeerLost => Error::PeerLost,
         }
     }
 }

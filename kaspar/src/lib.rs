@@ -281,4 +281,21 @@ pub mod __private {
     pub use crate::reply::ReplyTo;
     pub use core::option::Option;
     pub use core::unreachable;
+
+    // What kaspar-remote builds on (a remote `ask`'s handle, an inbound
+    // `ask`'s reply route, a remote actor's identity in `Terminated`).
+    pub use crate::actor::addr::send_with_reply;
+    pub use crate::reply::{ask_pair, ReplySink};
+
+    /// A fresh identity for an actor in another process, named `name`
+    /// (its type name) and `instance` (the name it is exported under).
+    pub fn remote_target(name: &'static str, instance: std::sync::Arc<str>) -> crate::Target {
+        crate::Target::new(crate::ActorId::next(), name, Some(instance))
+    }
+
+    /// A [`Terminated`](crate::Terminated) notification, for kaspar-remote's
+    /// watchers of a lost peer.
+    pub fn terminated(target: crate::Target, reason: crate::ExitReason) -> crate::Terminated {
+        crate::Terminated { target, reason }
+    }
 }

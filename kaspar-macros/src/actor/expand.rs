@@ -91,7 +91,7 @@ fn receiver_conv(receiver: Receiver, this: &TokenStream) -> TokenStream {
 /// meets this clause and is reported for the missing `#[actor]` alone. The
 /// binder keeps rustc from checking the clause at the impl, as it would a
 /// bound with no generic parameters.
-fn assumes_state(user_where: Option<&WhereClause>) -> TokenStream {
+pub(super) fn assumes_state(user_where: Option<&WhereClause>) -> TokenStream {
     let user = user_where.into_iter().flat_map(|w| &w.predicates);
     quote!(where #(#user,)* for<'__kaspar> Self: ::kaspar::__private::ActorState)
 }

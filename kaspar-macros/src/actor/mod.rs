@@ -14,7 +14,11 @@ mod message;
 mod model;
 mod options;
 mod parse;
+mod remote;
 mod validate;
+
+#[cfg(test)]
+mod golden;
 
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
@@ -59,17 +63,24 @@ fn declare(
 
 /// `#[actor]` on the actor's impl block.
 fn collect(args: TokenStream, imp: ItemImpl) -> TokenStream {
-    if !args.is_empty() {
-        let err = syn::Error::new_spanned(
-            &args,
-            "options go on the actor's struct, not on its impl block: `#[actor(...)] struct ...`",
-        );
-        return with_item(strip_impl(imp), err);
-    }
-    match ActorImpl::parse(&imp) {
+    let remote = match args.to_string().as_str() {
+        "" => false,
+        "remote" => true,
+        _ => {
+            let err = syn::Error::new_spanned(
+                &args,
+                "options go on the actor's struct, not on its impl block: `#[actor(...)] struct ...`; the impl block takes only `remote`",
+            );
+            return with_item(strip_impl(imp), err);
+        }
+    };
+    match ActorImpl::parse(&imp).and_then(|m| remote::check(&m, remote).map(|()| m)) {
         Ok(model) => {
             let mut out = emitted(imp).into_token_stream();
             out.extend(expand::impl_block(&model));
+            if remote {
+                out.extend(remote::expand(&model));
+            }
             out
         }
         Err(err) => {

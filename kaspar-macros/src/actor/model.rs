@@ -24,6 +24,9 @@ pub(super) struct HandlerModel {
     pub(super) receiver: Receiver,
     /// `None` for `()`.
     pub(super) reply: Option<Type>,
+    /// `#[handler(M, local)]`: kept out of the remote table; the span of
+    /// `local`.
+    pub(super) local: Option<Span>,
 }
 
 pub(super) struct HookModel {

@@ -65,6 +65,10 @@ impl Options {
                     },
                     other => errors.spanned(other, "expected `name = \"...\"`"),
                 },
+                (Some("remote"), Meta::Path(_)) => errors.spanned(
+                    &meta,
+                    "`remote` goes on the actor's impl block, which lists the handlers the remote table is built from: `#[actor(remote)] impl ...`",
+                ),
                 _ => errors.spanned(
                     &meta,
                     "unknown `#[actor]` option; expected `reentrant`, `thread_bound`, `policy = ...`, `mailbox = ...` or `name = \"...\"`",

@@ -5,6 +5,7 @@
 
 use proc_macro2::Span;
 use quote::ToTokens;
+use syn::parse::Parser;
 use syn::{Attribute, Ident, ImplItem, ImplItemFn, ItemImpl, Meta, Type};
 
 use super::model::{ActorImpl, HandlerModel, HookModel};
@@ -139,13 +140,20 @@ impl ActorImpl {
 }
 
 fn handler(f: &ImplItemFn, attr: &Attribute, errs: &mut Errors) -> Option<HandlerModel> {
+    let mut local = None;
     let msg: Option<Type> = match &attr.meta {
         Meta::List(list) => match syn::parse2::<Type>(list.tokens.clone()) {
             Ok(t) => Some(t),
-            Err(_) => {
-                errs.spanned(&list.tokens, "expected one message type: `#[handler(Msg)]`");
-                None
-            }
+            Err(_) => match local_handler.parse2(list.tokens.clone()) {
+                Ok((t, span)) => {
+                    local = Some(span);
+                    Some(t)
+                }
+                Err(_) => {
+                    errs.spanned(&list.tokens, "expected one message type: `#[handler(Msg)]`");
+                    None
+                }
+            },
         },
         _ => {
             errs.spanned(
@@ -155,7 +163,25 @@ fn handler(f: &ImplItemFn, attr: &Attribute, errs: &mut Errors) -> Option<Handle
             None
         }
     };
-    validate::handler(f, msg, errs)
+    let mut handler = validate::handler(f, msg, errs)?;
+    handler.local = local;
+    Some(handler)
+}
+
+/// `M, local` (a trailing comma allowed): a handler kept out of the remote
+/// table of an `#[actor(remote)]` impl block. Returns the span of `local`.
+fn local_handler(input: syn::parse::ParseStream<'_>) -> syn::Result<(Type, Span)> {
+    let ty: Type = input.parse()?;
+    input.parse::<syn::Token![,]>()?;
+    let flag: Ident = input.parse()?;
+    if flag != "local" {
+        return Err(syn::Error::new(flag.span(), "expected `local`"));
+    }
+    let _: Option<syn::Token![,]> = input.parse()?;
+    if !input.is_empty() {
+        return Err(input.error("unexpected tokens"));
+    }
+    Ok((ty, flag.span()))
 }
 
 fn hook(f: &ImplItemFn, attr: &Attribute, kind: OwnAttr, errs: &mut Errors) -> Option<HookModel> {

@@ -117,6 +117,7 @@ pub(super) fn handler(
             by_ref,
             receiver,
             reply,
+            local: None,
         }),
         _ => None,
     }

@@ -201,6 +201,28 @@ impl<A: Actor> Addr<A> {
     }
 }
 
+/// Queues `msg` with its reply routed to `reply` (kaspar-remote: an
+/// inbound `ask` whose reply goes back over the wire). On refusal both
+/// come back, so the caller may retry without losing the route.
+#[doc(hidden)]
+#[allow(clippy::type_complexity)]
+pub fn send_with_reply<A, M>(
+    addr: &Addr<A>,
+    msg: M,
+    reply: ReplyTo<<A as Handler<M>>::Reply>,
+) -> Result<(), SendError<(M, ReplyTo<<A as Handler<M>>::Reply>)>>
+where
+    A: Handler<M>,
+{
+    match addr.cell.push(<A as Handler<M>>::envelope(msg, reply)) {
+        Ok(len) => {
+            addr.cell.shared_counters().saw_len(len);
+            Ok(())
+        }
+        Err(e) => Err(e.map(<A as Handler<M>>::open)),
+    }
+}
+
 impl<A: Actor> Asked for ActorCell<A> {
     fn lock(&self) -> &Arc<crate::guard::lock::ActorLock> {
         ActorCell::lock(self)

@@ -128,6 +128,11 @@ pub enum ExitReason {
     Panicked,
     /// A handler panicked once more than the restart limit allows.
     RestartLimit,
+    /// The actor lives in another process, and the link to it was lost
+    /// (the process died or left, or was silent past the transport's
+    /// liveness timeout). Sent by kaspar-remote to the watchers of a
+    /// remote address; the actor itself may still be running.
+    PeerLost,
 }
 
 /// Sent to the watchers of an actor when it stops ([`Addr::watch`]).

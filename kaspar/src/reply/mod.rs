@@ -44,9 +44,21 @@ impl<R> fmt::Debug for ReplyTo<R> {
     }
 }
 
-/// Something that accepts a reply as a message: an actor's mailbox.
-pub(crate) trait ReplySink<R>: Send + Sync {
+/// Something that accepts a reply as a message: an actor's mailbox, or
+/// (through `__private`, for kaspar-remote) an encoder that sends the reply
+/// back to another process.
+pub trait ReplySink<R>: Send + Sync {
+    /// Takes the handler's reply.
     fn deliver(&self, reply: R);
+}
+
+/// A pending `ask` whose reply will come from elsewhere (another process,
+/// for kaspar-remote): the handle the asker waits on and the route that
+/// completes it. Dropping the route unused completes the handle with
+/// [`AskError::Dropped`]; [`ReplyTo::fail`] picks the error.
+pub fn ask_pair<R: Send + 'static>() -> (Ask<R>, ReplyTo<R>) {
+    let slot = slot::<R>();
+    (Ask::new(sync::Arc::clone(&slot), None), ReplyTo::ask(slot))
 }
 
 impl<R> ReplyTo<R> {
@@ -67,6 +79,23 @@ impl<R> ReplyTo<R> {
     pub(crate) fn actor(sink: Arc<dyn ReplySink<R>>) -> Self {
         ReplyTo {
             route: Route::Actor(sink),
+        }
+    }
+
+    /// A route to `sink` (kaspar-remote: the reply goes back to the
+    /// process that asked). Dropped without a reply, the route drops
+    /// `sink`, which may then report the loss.
+    #[doc(hidden)]
+    pub fn to_sink(sink: Arc<dyn ReplySink<R>>) -> Self {
+        ReplyTo::actor(sink)
+    }
+
+    /// Completes an asker's handle with `why` instead of a reply
+    /// (kaspar-remote: the peer was lost). Other routes are dropped.
+    #[doc(hidden)]
+    pub fn fail(mut self, why: AskError) {
+        if let Route::Ask(slot) = std::mem::replace(&mut self.route, Route::Nobody) {
+            Slot::complete(slot, Err(why));
         }
     }
 

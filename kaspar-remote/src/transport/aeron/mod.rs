@@ -25,7 +25,7 @@
 //!   or its status messages stop (UDP: the publication connection timeout).
 //!   Both are the configured [`AeronConfig::liveness`];
 //! - `announce`/`discover` run over an announcement stream (see
-//!   [`announce`](self#announcements)).
+//!   [Announcements](#announcements)).
 //!
 //! # Announcements
 //!
@@ -213,7 +213,7 @@ impl AeronTransport {
         let uri = c_string(&endpoint.channel)?;
         self.shared
             .aeron
-            .add_exclusive_publication(&uri, endpoint.stream_id, timeout.max(SETUP_TIMEOUT))
+            .add_exclusive_publication(&uri, endpoint.stream_id, timeout)
             .map_err(|e| self.refused("publication", e))
     }
 }
@@ -269,7 +269,9 @@ impl Transport for AeronTransport {
     }
 
     /// Adds an exclusive publication (a session of its own) and waits, at
-    /// most `timeout`, until the endpoint's subscriber is connected to it.
+    /// most `timeout` in all, until the endpoint's subscriber is connected
+    /// to it. A driver that does not create the publication in that time is
+    /// a [`LinkError::Transport`].
     fn connect(&self, endpoint: &str, timeout: Duration) -> Result<AeronLinkTx, LinkError> {
         let deadline = Instant::now() + timeout;
         let target = self.resolve(endpoint)?;

@@ -1,0 +1,213 @@
+//! The bridge thread: one per node, it takes frames from the node's inbox
+//! and delivers them: messages into local actors, replies to the asks
+//! waiting for them, hellos answered. It also does the node's periodic
+//! work (lost links, ask deadlines). While idle it spins, yields, then
+//! sleeps in steps of at most [`Idle::MAX_SLEEP`], so an idle node costs
+//! next to nothing and never blocks for long.
+
+use std::collections::hash_map::Entry;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::config::Gap;
+use crate::control::Hello;
+use crate::error::Refused;
+use crate::frame::{Frame, Header, Kind};
+use crate::inbound::{Inbound, ReplyRoute};
+use crate::link::LinkRx;
+use crate::pending::Outcome;
+use crate::policy::Idle;
+use crate::shared::{Counters, SessionIn, Shared};
+
+/// How often the periodic work runs.
+const TICK: Duration = Duration::from_millis(1);
+
+pub(crate) fn run<R: LinkRx>(mut rx: R, shared: Arc<Shared>, stop: Arc<AtomicBool>) {
+    // parking_lot allocates for a thread the first time it parks; do it
+    // now, so a lock contended later, in steady state, allocates nothing.
+    let (lock, cv) = (parking_lot::Mutex::new(()), parking_lot::Condvar::new());
+    cv.wait_for(&mut lock.lock(), Duration::from_micros(1));
+    let mut idle = Idle::new();
+    let mut last_tick = Instant::now();
+    let batch = shared.config.poll_batch.max(1);
+    while !stop.load(Ordering::Acquire) {
+        match rx.poll(batch, &mut |bytes| shared.on_frame(bytes)) {
+            Ok(0) | Err(_) => idle.wait(Some(last_tick + TICK)),
+            Ok(_) => idle.reset(),
+        }
+        let now = Instant::now();
+        if now >= last_tick + TICK {
+            shared.tick(now);
+            last_tick = now;
+        }
+    }
+}
+
+impl Shared {
+    /// One frame from the inbox.
+    pub(crate) fn on_frame(&self, bytes: &[u8]) {
+        Counters::bump(&self.counters.frames_in, 1);
+        let frame = match Frame::parse(bytes) {
+            Ok(f) => f,
+            Err(_) => {
+                Counters::bump(&self.counters.rejected, 1);
+                return;
+            }
+        };
+        let h = frame.header;
+        if !self.in_sequence(&h) {
+            return;
+        }
+        match h.kind {
+            Kind::Hello => self.on_hello(&h, frame.body),
+            Kind::Welcome | Kind::Reply => {
+                self.pending
+                    .complete(h.correlation, Outcome::Reply(frame.body));
+            }
+            Kind::Error => {
+                let why = postcard::from_bytes::<Refused>(frame.body)
+                    .unwrap_or_else(|e| Refused::Decode(e.to_string()));
+                self.pending.complete(h.correlation, Outcome::Refused(why));
+            }
+            Kind::Tell | Kind::Ask => self.on_message(&h, frame.body),
+            Kind::Bye => {
+                self.sessions.lock().remove(&h.session);
+            }
+        }
+    }
+
+    /// Tracks the frame's session and sequence number: a frame from the
+    /// past is a duplicate and dropped (at most once); a jump forward is a
+    /// gap, reported.
+    fn in_sequence(&self, h: &Header) -> bool {
+        let missed = {
+            let mut sessions = self.sessions.lock();
+            match sessions.entry(h.session) {
+                Entry::Vacant(v) => {
+                    v.insert(SessionIn {
+                        expected: h.seq + 1,
+                        reply: None,
+                    });
+                    h.seq
+                }
+                Entry::Occupied(mut o) => {
+                    let s = o.get_mut();
+                    if h.seq < s.expected {
+                        Counters::bump(&self.counters.duplicates, 1);
+                        return false;
+                    }
+                    let missed = h.seq - s.expected;
+                    s.expected = h.seq + 1;
+                    missed
+                }
+            }
+        };
+        if missed > 0 {
+            self.record_gap(Gap {
+                peer: None,
+                session: h.session,
+                missed,
+                reconnected: false,
+            });
+        }
+        true
+    }
+
+    fn on_hello(&self, h: &Header, body: &[u8]) {
+        let Ok(hello) = postcard::from_bytes::<Hello>(body) else {
+            Counters::bump(&self.counters.rejected, 1);
+            return;
+        };
+        let Ok((back, _)) = self.peer(&hello.from) else {
+            // No way to answer; the asker's lookup times out.
+            Counters::bump(&self.counters.refused, 1);
+            return;
+        };
+        let previous = {
+            let mut sessions = self.sessions.lock();
+            if let Some(s) = sessions.get_mut(&h.session) {
+                s.reply = Some(back.clone());
+            }
+            // The lost session this one replaces: what it sent that never
+            // arrived. Reported once, when the first hello of the new
+            // session names it.
+            hello
+                .previous
+                .and_then(|p| sessions.remove(&p.session).map(|old| (p, old.expected)))
+        };
+        if let Some((p, received)) = previous {
+            let missed = p.sent.saturating_sub(received);
+            if missed > 0 {
+                self.record_gap(Gap {
+                    peer: Some(hello.from.clone()),
+                    session: p.session,
+                    missed,
+                    reconnected: true,
+                });
+            }
+        }
+        let verdict = {
+            let exports = self.exports.read();
+            match exports.get(h.target as usize).and_then(Option::as_ref) {
+                Some(e) if e.name == hello.export => {
+                    if e.actor == hello.actor && e.schema == hello.schema {
+                        Ok(())
+                    } else {
+                        Err(Refused::WrongActor {
+                            actor: e.actor.to_owned(),
+                            schema: e.schema,
+                        })
+                    }
+                }
+                _ => Err(Refused::NoSuchExport(hello.export.clone())),
+            }
+        };
+        let policy = self.config.policy;
+        let _ = match verdict {
+            Ok(()) => back.send(Kind::Welcome, 0, 0, h.correlation, &(), policy),
+            Err(why) => back.send(Kind::Error, 0, 0, h.correlation, &why, policy),
+        };
+    }
+
+    fn on_message(&self, h: &Header, body: &[u8]) {
+        let reply = if h.kind == Kind::Ask {
+            let back = self
+                .sessions
+                .lock()
+                .get(&h.session)
+                .and_then(|s| s.reply.clone());
+            match back {
+                Some(peer) => Some(ReplyRoute {
+                    peer,
+                    correlation: h.correlation,
+                    policy: self.config.policy,
+                }),
+                None => {
+                    Counters::bump(&self.counters.refused, 1);
+                    return;
+                }
+            }
+        } else {
+            None
+        };
+        let exports = self.exports.read();
+        let Some(export) = exports.get(h.target as usize).and_then(Option::as_ref) else {
+            if let Some(r) = reply {
+                r.refuse(&Refused::UnknownTarget(h.target));
+            }
+            Counters::bump(&self.counters.refused, 1);
+            return;
+        };
+        let inbound = Inbound {
+            wire_id: h.wire_id,
+            body,
+            reply,
+            fast: false,
+            wait: self.config.inbound_wait,
+        };
+        if (export.deliver)(inbound).is_err() {
+            Counters::bump(&self.counters.refused, 1);
+        }
+    }
+}

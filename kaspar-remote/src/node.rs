@@ -1,0 +1,323 @@
+//! [`Node`]: one per process and transport; exports local actors under
+//! names and looks up the actors other processes export.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use kaspar::{Addr, AskError};
+
+use crate::addr::RemoteAddr;
+use crate::bridge;
+use crate::config::Gap;
+use crate::config::{Export, NodeConfig, NodeStats};
+use crate::control::{ExportRecord, Hello};
+use crate::error::{ExportError, LookupError, Refused};
+use crate::frame::Kind;
+use crate::inbound::{Inbound, RemoteInput};
+use crate::link::{LinkTx, Transport};
+use crate::pending::Outcome;
+use crate::policy::SendPolicy;
+use crate::shared::{DeliverFn, ExportSlot, Shared};
+use crate::wire::RemoteActor;
+
+/// This process's presence on one transport: an inbox (its endpoint), the
+/// bridge thread that serves it, the actors it exports and the links it
+/// opened.
+///
+/// ```
+/// use kaspar::prelude::*;
+/// use kaspar_remote::{loopback::Loopback, Node};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, kaspar_remote::Wire)]
+/// #[wire(id = 1)]
+/// pub struct Add(pub u64);
+///
+/// #[actor]
+/// pub struct Counter {
+///     n: u64,
+/// }
+///
+/// #[actor(remote)]
+/// impl Counter {
+///     #[handler(Add)]
+///     fn add(&mut self, a: Add, _ctx: &mut Ctx<Self>) -> u64 {
+///         self.n += a.0;
+///         self.n
+///     }
+/// }
+///
+/// let net = Loopback::new(64);
+/// let system = System::new();
+/// let server = Node::new(net.clone(), "server").unwrap();
+/// server.export("counter", &system.spawn(Counter { n: 0 }).start()).unwrap();
+///
+/// let client = Node::new(net, "client").unwrap();
+/// let counter = client.lookup::<Counter>("counter").unwrap();
+/// counter.send(Add(2)).unwrap();
+/// assert_eq!(counter.ask(Add(3)).unwrap().wait().unwrap(), 5);
+/// drop((client, server));
+/// system.shutdown();
+/// ```
+pub struct Node<T: Transport> {
+    shared: Arc<Shared>,
+    transport: Arc<T>,
+    stop: Arc<AtomicBool>,
+    bridge: Option<JoinHandle<()>>,
+}
+
+impl<T: Transport> fmt::Debug for Node<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Node({:?})", self.shared.endpoint)
+    }
+}
+
+impl<T: Transport> Node<T> {
+    /// Listens on `endpoint` with the default [`NodeConfig`] and starts the
+    /// bridge thread.
+    pub fn new(transport: T, endpoint: &str) -> Result<Self, crate::LinkError> {
+        Node::with_config(transport, endpoint, NodeConfig::default())
+    }
+
+    /// Listens on `endpoint` and starts the bridge thread.
+    pub fn with_config(
+        transport: T,
+        endpoint: &str,
+        config: NodeConfig,
+    ) -> Result<Self, crate::LinkError> {
+        let rx = transport.listen(endpoint)?;
+        let transport = Arc::new(transport);
+        let t = transport.clone();
+        let connect = Box::new(move |ep: &str, timeout: Duration| {
+            t.connect(ep, timeout)
+                .map(|tx| Box::new(tx) as Box<dyn LinkTx>)
+        });
+        let shared = Arc::new(Shared::new(endpoint.to_owned(), config, connect));
+        let stop = Arc::new(AtomicBool::new(false));
+        let bridge = {
+            let (shared, stop) = (shared.clone(), stop.clone());
+            std::thread::Builder::new()
+                .name(format!("kaspar-remote:{endpoint}"))
+                .spawn(move || bridge::run(rx, shared, stop))
+                .map_err(|e| crate::LinkError::Transport(e.to_string()))?
+        };
+        Ok(Node {
+            shared,
+            transport,
+            stop,
+            bridge: Some(bridge),
+        })
+    }
+
+    /// The endpoint this node listens on.
+    pub fn endpoint(&self) -> &str {
+        &self.shared.endpoint
+    }
+
+    /// The transport.
+    pub fn transport(&self) -> &T {
+        &self.transport
+    }
+
+    /// Exports `addr` under `name`, delivered by `send`: announces it
+    /// (endpoint, actor name, schema hash) for [`lookup`](Self::lookup)s in
+    /// other processes. It stays exported until
+    /// [`withdraw`](Self::withdraw) or until the node is dropped.
+    pub fn export<A: RemoteActor>(&self, name: &str, addr: &Addr<A>) -> Result<(), ExportError> {
+        self.export_with(name, addr, Export::new())
+    }
+
+    /// [`export`](Self::export), delivered as `how` says.
+    pub fn export_with<A: RemoteActor>(
+        &self,
+        name: &str,
+        addr: &Addr<A>,
+        how: Export,
+    ) -> Result<(), ExportError> {
+        let mut exports = self.shared.exports.write();
+        if exports.iter().flatten().any(|e| e.name == name) {
+            return Err(ExportError::NameTaken(name.to_owned()));
+        }
+        let slot = exports.len() as u32;
+        let record = ExportRecord {
+            endpoint: self.shared.endpoint.clone(),
+            slot,
+            actor: A::NAME.to_owned(),
+            schema: A::SCHEMA_HASH,
+        };
+        let bytes = postcard::to_stdvec(&record)
+            .map_err(|e| ExportError::Link(crate::LinkError::Transport(e.to_string())))?;
+        let announcement = self
+            .transport
+            .announce(name, &bytes)
+            .map_err(ExportError::Link)?;
+        let deliver: DeliverFn = match how.feed {
+            Some(feed) => Box::new(move |inbound: Inbound<'_>| {
+                let refusal = inbound.reply.clone();
+                if feed(RemoteInput::live(
+                    inbound.wire_id,
+                    inbound.body,
+                    inbound.reply,
+                )) {
+                    Ok(())
+                } else {
+                    if let Some(r) = refusal {
+                        r.refuse(&Refused::Full);
+                    }
+                    Err(Refused::Full)
+                }
+            }),
+            None => {
+                let addr = addr.clone();
+                let fast = how.fast;
+                Box::new(move |inbound: Inbound<'_>| A::deliver(&addr, Inbound { fast, ..inbound }))
+            }
+        };
+        exports.push(Some(ExportSlot {
+            name: name.to_owned(),
+            actor: A::NAME,
+            schema: A::SCHEMA_HASH,
+            deliver,
+            _announcement: announcement,
+        }));
+        Ok(())
+    }
+
+    /// Withdraws the export `name`; returns whether there was one. Its
+    /// slot is never reused, so a remote address to it gets
+    /// [`Refused::UnknownTarget`] from now on.
+    pub fn withdraw(&self, name: &str) -> bool {
+        let mut exports = self.shared.exports.write();
+        match exports
+            .iter_mut()
+            .find(|e| e.as_ref().is_some_and(|e| e.name == name))
+        {
+            Some(e) => {
+                *e = None;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Finds the actor another process exports as `name`, checks that it
+    /// is an `A` with this build's schema, connects to it and says hello.
+    /// Waits at most the connect timeout (twice: once to connect, once for
+    /// the answer).
+    pub fn lookup<A: RemoteActor>(&self, name: &str) -> Result<RemoteAddr<A>, LookupError> {
+        let bytes = self
+            .transport
+            .discover(name)?
+            .ok_or_else(|| LookupError::NotFound(name.to_owned()))?;
+        let record: ExportRecord =
+            postcard::from_bytes(&bytes).map_err(|e| LookupError::BadRecord(e.to_string()))?;
+        if record.actor != A::NAME {
+            return Err(LookupError::WrongActor {
+                expected: A::NAME,
+                found: record.actor,
+            });
+        }
+        if record.schema != A::SCHEMA_HASH {
+            return Err(LookupError::SchemaMismatch {
+                actor: A::NAME,
+                expected: A::SCHEMA_HASH,
+                found: record.schema,
+            });
+        }
+        let shared = &self.shared;
+        let (peer, previous) = shared.peer(&record.endpoint)?;
+        let hello = Hello {
+            from: shared.endpoint.clone(),
+            export: name.to_owned(),
+            actor: A::NAME.to_owned(),
+            schema: A::SCHEMA_HASH,
+            previous,
+        };
+        let timeout = shared.config.connect_timeout;
+        let (mut answer, route) = kaspar::__private::ask_pair::<Result<(), Refused>>();
+        let id = shared.pending.next_id();
+        shared.pending.insert(
+            id,
+            peer.id,
+            Instant::now() + timeout,
+            Box::new(move |outcome: Outcome<'_>| match outcome {
+                Outcome::Reply(_) => route.deliver(Ok(())),
+                Outcome::Refused(why) => route.deliver(Err(why)),
+                Outcome::Lost => route.fail(AskError::PeerLost),
+            }),
+        );
+        let policy = SendPolicy::Wait(timeout);
+        if peer
+            .send(Kind::Hello, record.slot, 0, id, &hello, policy)
+            .is_err()
+        {
+            shared.pending.cancel(id);
+            return Err(LookupError::Link(crate::LinkError::PeerLost));
+        }
+        match answer.wait_timeout(timeout) {
+            Ok(Ok(())) => Ok(RemoteAddr::new(
+                shared.clone(),
+                peer,
+                record.slot,
+                name,
+                shared.config.policy,
+            )),
+            Ok(Err(Refused::WrongActor { actor, schema })) if actor != A::NAME => {
+                let _ = schema;
+                Err(LookupError::WrongActor {
+                    expected: A::NAME,
+                    found: actor,
+                })
+            }
+            Ok(Err(Refused::WrongActor { schema, .. })) => Err(LookupError::SchemaMismatch {
+                actor: A::NAME,
+                expected: A::SCHEMA_HASH,
+                found: schema,
+            }),
+            Ok(Err(why)) => Err(LookupError::Refused(why)),
+            Err(AskError::Timeout) => {
+                shared.pending.cancel(id);
+                Err(LookupError::Timeout)
+            }
+            Err(_) => Err(LookupError::Link(crate::LinkError::PeerLost)),
+        }
+    }
+
+    /// The node's counters.
+    pub fn stats(&self) -> NodeStats {
+        self.shared.stats()
+    }
+
+    /// The sequence gaps this node has seen in what other nodes sent it,
+    /// oldest first (the last 1024).
+    pub fn gaps(&self) -> Vec<Gap> {
+        self.shared.gaps()
+    }
+}
+
+impl<T: Transport> Drop for Node<T> {
+    /// Says goodbye on every link (so the other ends report no gap),
+    /// withdraws every export, stops the bridge thread, fails the remote
+    /// asks still waiting ([`AskError::PeerLost`]) and tells the watchers
+    /// of its remote addresses (`ExitReason::PeerLost`: through this node,
+    /// the actors are out of reach). Returns within one idle step of the
+    /// bridge (at most a millisecond) plus the time a delivery in progress
+    /// takes.
+    fn drop(&mut self) {
+        self.shared.closed.store(true, Ordering::Release);
+        for peer in self.shared.close_links() {
+            let _ = peer.send(Kind::Bye, 0, 0, 0, &(), SendPolicy::Fail);
+            peer.mark_lost();
+            self.shared.report_lost(&peer);
+        }
+        self.shared.exports.write().clear();
+        self.stop.store(true, Ordering::Release);
+        if let Some(bridge) = self.bridge.take() {
+            let _ = bridge.join();
+        }
+        self.shared.pending.fail_all();
+    }
+}

@@ -1,0 +1,16 @@
+//! Compile-fail and compile-pass cases for kaspar-remote's surface:
+//! `#[derive(Wire)]`, `#[actor(remote)]`, and what a `RemoteAddr` does not
+//! offer.
+//!
+//! `tests/ui/*.rs` must each fail to compile with exactly the diagnostics in
+//! the `.stderr` beside it; every file opens with a comment naming the rule
+//! it proves. `tests/ui/pass/*.rs` must compile and run. After an intended
+//! change, `TRYBUILD=overwrite cargo test -p kaspar-remote --test ui`, then
+//! read every changed `.stderr`. They are tied to the pinned toolchain.
+
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui/*.rs");
+    t.pass("tests/ui/pass/*.rs");
+}

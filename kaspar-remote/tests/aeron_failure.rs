@@ -74,7 +74,7 @@ fn kill_mid_stream(tx: &mut AeronLinkTx, peer: &mut Peer) {
         }
         assert!(
             killed.elapsed() < bound,
-            "no PeerLost within {bound:?} of the kill (peer() = {:?})",
+            "no PeerLost within {bound:?} of the kill (peer() = {:?}, {after_kill} frames taken since)",
             tx.peer()
         );
     }
@@ -97,6 +97,7 @@ fn killed_receiver_over_ipc_is_reported_within_liveness() {
     if role().as_deref() == Some("reader") {
         return read_forever(&AeronTransport::launch(parents_driver()).unwrap());
     }
+    let _serial = serial();
     let transport = AeronTransport::launch(embedded()).unwrap();
     let dir = dir_of(&transport);
     let mut peer = Peer::spawn(
@@ -123,6 +124,7 @@ fn killed_receiver_over_udp_is_reported_within_liveness() {
         let config = udp(embedded(), "victim", port);
         return read_forever(&AeronTransport::launch(config).unwrap());
     }
+    let _serial = serial();
     let port = free_udp_port();
     let transport = AeronTransport::launch(udp(embedded(), "victim", port)).unwrap();
     let mut peer = Peer::spawn(
@@ -215,6 +217,7 @@ fn stalled_receiver_over_ipc_fills_exactly_one_window() {
     if role().as_deref() == Some("stalled") {
         return stall_then_drain(&AeronTransport::launch(parents_driver()).unwrap());
     }
+    let _serial = serial();
     let transport = AeronTransport::launch(embedded().term_length(TERM)).unwrap();
     let dir = dir_of(&transport);
     let mut peer = Peer::spawn(
@@ -244,6 +247,7 @@ fn stalled_receiver_over_udp_fills_exactly_two_windows() {
         let config = udp(embedded().term_length(TERM), "stalled", port);
         return stall_then_drain(&AeronTransport::launch(config).unwrap());
     }
+    let _serial = serial();
     let port = free_udp_port();
     let config = udp(embedded().term_length(TERM), "stalled", port);
     let transport = AeronTransport::launch(config).unwrap();

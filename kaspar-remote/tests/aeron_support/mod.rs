@@ -13,6 +13,7 @@ use std::net::UdpSocket;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver};
+use std::sync::{Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -27,6 +28,14 @@ pub const ARG: &str = "KASPAR_AERON_TEST_ARG";
 
 /// Liveness timeout the tests configure: dead peers are reported within it.
 pub const LIVENESS: Duration = Duration::from_secs(1);
+
+/// Held by the timing-sensitive tests of one binary, so that they do not
+/// compete for the CPU with each other: a media driver starved of CPU
+/// checks its liveness timeouts late (the dev VM has 2 cores).
+pub fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// The role this process plays, if it is a peer.
 pub fn role() -> Option<String> {

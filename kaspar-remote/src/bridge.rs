@@ -10,12 +10,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::config::Gap;
 use crate::control::Hello;
 use crate::error::Refused;
 use crate::frame::{Frame, Header, Kind};
 use crate::inbound::{Inbound, ReplyRoute};
 use crate::link::LinkRx;
-use crate::node::Gap;
 use crate::pending::Outcome;
 use crate::policy::Idle;
 use crate::shared::{Counters, SessionIn, Shared};
@@ -24,6 +24,10 @@ use crate::shared::{Counters, SessionIn, Shared};
 const TICK: Duration = Duration::from_millis(1);
 
 pub(crate) fn run<R: LinkRx>(mut rx: R, shared: Arc<Shared>, stop: Arc<AtomicBool>) {
+    // parking_lot allocates for a thread the first time it parks; do it
+    // now, so a lock contended later, in steady state, allocates nothing.
+    let (lock, cv) = (parking_lot::Mutex::new(()), parking_lot::Condvar::new());
+    cv.wait_for(&mut lock.lock(), Duration::from_micros(1));
     let mut idle = Idle::new();
     let mut last_tick = Instant::now();
     let batch = shared.config.poll_batch.max(1);

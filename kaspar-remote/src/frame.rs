@@ -21,7 +21,7 @@
 //!
 //! Sending never builds a frame in a buffer of its own: the body's size is
 //! computed first (postcard's size flavor), then the header and body are
-//! written straight into the transport's buffer ([`write`]).
+//! written straight into the transport's buffer (`write`, crate-private).
 
 use std::fmt;
 

@@ -85,6 +85,7 @@ extern crate self as kaspar_remote;
 
 mod addr;
 mod bridge;
+mod config;
 mod control;
 mod error;
 pub mod frame;
@@ -100,10 +101,11 @@ pub mod transport;
 mod wire;
 
 pub use addr::{ActorRef, RemoteAddr};
+pub use config::{Export, Gap, NodeConfig, NodeStats};
 pub use error::{ExportError, LookupError, PolicyError, Refused};
 pub use inbound::{deliver_input, RemoteInput};
 pub use link::{LinkError, LinkRx, LinkTx, PeerState, Transport};
-pub use node::{Export, Gap, Node, NodeConfig, NodeStats};
+pub use node::Node;
 pub use policy::SendPolicy;
 pub use wire::{RemoteActor, RemoteHandler, RemoteMessage, Wire, WireReply};
 

@@ -16,6 +16,13 @@ use parking_lot::Mutex;
 
 use crate::link::{Announcement, LinkError, LinkRx, LinkTx, PeerState, Transport};
 
+/// Ring slots and buffers allocated when an endpoint opens; a deeper ring
+/// allocates the rest as it fills.
+const PREALLOCATED: usize = 4096;
+
+/// The smallest frame buffer allocated.
+const MIN_BUFFER: usize = 256;
+
 /// An in-process network. Clones share it.
 #[derive(Clone, Debug)]
 pub struct Loopback {
@@ -145,8 +152,17 @@ impl Transport for Loopback {
                 "endpoint {endpoint:?} is already listened on"
             )));
         }
+        // The ring and its buffers are allocated up front (up to a bound),
+        // as an engine's shared memory is, so a steady stream allocates
+        // nothing: `capacity` buffers queued, and one in the receiver's
+        // hands.
+        let room = self.hub.capacity.min(PREALLOCATED) + 1;
         let inbox = Arc::new(Inbox {
-            ring: Mutex::new(Ring::default()),
+            ring: Mutex::new(Ring {
+                frames: VecDeque::with_capacity(room),
+                spare: (0..room).map(|_| Vec::with_capacity(MIN_BUFFER)).collect(),
+                links: Vec::new(),
+            }),
             paused: AtomicBool::new(false),
             dead: AtomicBool::new(false),
         });
@@ -241,7 +257,12 @@ impl LoopbackTx {
     }
 
     fn push(&self, ring: &mut Ring, len: usize, fill: &mut dyn FnMut(&mut [u8])) {
-        let mut buf = ring.spare.pop().unwrap_or_default();
+        // A new buffer has room for any small frame, so that reusing it
+        // for a slightly longer one (a varint that grew) never reallocates.
+        let mut buf = ring
+            .spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(len.max(MIN_BUFFER)));
         buf.clear();
         buf.resize(len, 0);
         fill(&mut buf);

@@ -1,7 +1,7 @@
 //! Asks (and hellos) waiting for their reply from another process, by
 //! correlation id, with the link they went out on and a deadline.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -24,15 +24,18 @@ pub(crate) type Complete = Box<dyn FnOnce(Outcome<'_>) + Send>;
 
 struct Entry {
     peer: u64,
+    deadline: Instant,
     complete: Complete,
 }
 
 #[derive(Default)]
 struct Table {
     entries: HashMap<u64, Entry>,
-    /// (deadline, correlation id) in the order they were added; deadlines
-    /// are increasing since every entry gets the same timeout.
-    deadlines: VecDeque<(Instant, u64)>,
+    /// No entry's deadline is before this (it may be earlier than every
+    /// deadline left, after the entry that set it was answered): expiring
+    /// scans the table only once it has passed, so answered asks cost no
+    /// bookkeeping and the steady state allocates nothing.
+    earliest: Option<Instant>,
 }
 
 #[derive(Default)]
@@ -51,8 +54,15 @@ impl Pending {
     /// Registers `complete` under `id` for an ask sent on link `peer`.
     pub(crate) fn insert(&self, id: u64, peer: u64, deadline: Instant, complete: Complete) {
         let mut t = self.table.lock();
-        t.entries.insert(id, Entry { peer, complete });
-        t.deadlines.push_back((deadline, id));
+        t.entries.insert(
+            id,
+            Entry {
+                peer,
+                deadline,
+                complete,
+            },
+        );
+        t.earliest = Some(t.earliest.map_or(deadline, |e| e.min(deadline)));
     }
 
     /// Removes the entry for `id` unanswered (its send failed).
@@ -96,25 +106,21 @@ impl Pending {
 
     /// Fails every entry whose deadline is before `now`; returns how many.
     pub(crate) fn expire(&self, now: Instant) -> usize {
-        let mut expired = Vec::new();
-        {
+        let expired: Vec<Entry> = {
             let mut t = self.table.lock();
-            while let Some(&(deadline, id)) = t.deadlines.front() {
-                if deadline > now {
-                    break;
-                }
-                t.deadlines.pop_front();
-                if let Some(e) = t.entries.remove(&id) {
-                    expired.push(e);
-                }
+            if t.earliest.is_none_or(|e| e > now) {
+                return 0;
             }
-            // Answered entries leave their deadline behind; keep the queue
-            // from growing past the live entries for long.
-            if t.deadlines.len() > 64 && t.deadlines.len() > 4 * t.entries.len() {
-                let Table { entries, deadlines } = &mut *t;
-                deadlines.retain(|(_, id)| entries.contains_key(id));
-            }
-        }
+            let ids: Vec<u64> = t
+                .entries
+                .iter()
+                .filter(|(_, e)| e.deadline <= now)
+                .map(|(&id, _)| id)
+                .collect();
+            let expired = ids.iter().filter_map(|id| t.entries.remove(id)).collect();
+            t.earliest = t.entries.values().map(|e| e.deadline).min();
+            expired
+        };
         let n = expired.len();
         for e in expired {
             (e.complete)(Outcome::Lost);
@@ -126,7 +132,7 @@ impl Pending {
     pub(crate) fn fail_all(&self) {
         let all: Vec<Entry> = {
             let mut t = self.table.lock();
-            t.deadlines.clear();
+            t.earliest = None;
             t.entries.drain().map(|(_, e)| e).collect()
         };
         for e in all {

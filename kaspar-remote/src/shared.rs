@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::config::{Gap, NodeConfig, NodeStats};
 use crate::control::PreviousSession;
 use crate::error::Refused;
 use crate::inbound::Inbound;
 use crate::link::{Announcement, LinkError, LinkTx};
-use crate::node::{Gap, NodeConfig, NodeStats};
 use crate::peer::{Peer, Watcher};
 use crate::pending::Pending;
 
@@ -130,14 +130,10 @@ impl Shared {
                 return Ok((p.clone(), peers.previous.get(endpoint).copied()));
             }
         }
-        // Connecting waits at most the connect timeout, under the lock: a
-        // second caller for the same endpoint waits for this link rather
-        // than opening another.
-        let link = (self.connect)(endpoint, self.config.connect_timeout)?;
-        let id = self.next_peer.fetch_add(1, Ordering::Relaxed);
-        let peer = Arc::new(Peer::new(id, endpoint.to_owned(), new_session(), link));
-        if let Some(old) = peers.live.insert(endpoint.to_owned(), peer.clone()) {
-            old.mark_lost();
+        // A link found lost here, before the bridge's periodic check saw
+        // it, is reported here: whoever takes it out of the map reports it.
+        let lost = peers.live.remove(endpoint);
+        if let Some(old) = &lost {
             peers.previous.insert(
                 endpoint.to_owned(),
                 PreviousSession {
@@ -146,7 +142,20 @@ impl Shared {
                 },
             );
         }
-        Ok((peer, peers.previous.get(endpoint).copied()))
+        // Connecting waits at most the connect timeout, under the lock: a
+        // second caller for the same endpoint waits for this link rather
+        // than opening another.
+        let connected = (self.connect)(endpoint, self.config.connect_timeout).map(|link| {
+            let id = self.next_peer.fetch_add(1, Ordering::Relaxed);
+            let peer = Arc::new(Peer::new(id, endpoint.to_owned(), new_session(), link));
+            peers.live.insert(endpoint.to_owned(), peer.clone());
+            (peer, peers.previous.get(endpoint).copied())
+        });
+        drop(peers);
+        if let Some(old) = lost {
+            self.report_lost(&old);
+        }
+        connected
     }
 
     /// Periodic work on the bridge thread: report lost links, expire

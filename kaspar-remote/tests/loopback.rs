@@ -190,6 +190,15 @@ fn a_lost_peer_fails_pending_asks_and_tells_watchers() {
 fn a_reconnect_starts_a_new_session_and_reports_the_gap() {
     let w = world(16, Export::new());
     let remote = w.remote();
+    let terminated = Arc::new(Mutex::new(Vec::new()));
+    let inbox = w
+        .system
+        .spawn(Inbox {
+            terminated: terminated.clone(),
+            replies: Arc::new(Mutex::new(Vec::new())),
+        })
+        .start();
+    remote.watch(&inbox);
     assert_eq!(remote.ask(Seq(0)).unwrap().wait().unwrap(), 0);
     w.net.pause("server", true);
     for i in 1..=5 {
@@ -221,6 +230,13 @@ fn a_reconnect_starts_a_new_session_and_reports_the_gap() {
     assert_eq!(w.server.stats().missed, 5);
     // at most once: the lost five are not redelivered
     assert_eq!(*w.log.lock().unwrap(), vec![0, 6]);
+    // the old link's loss was reported once, whether the bridge's check or
+    // the reconnect found it first
+    assert!(eventually(Duration::from_secs(5), || {
+        terminated.lock().unwrap().len() == 1
+    }));
+    assert_eq!(w.client.stats().peers_lost, 1);
+    assert!(!again.is_lost() && remote.is_lost());
     w.finish();
 }
 
@@ -456,4 +472,58 @@ impl kaspar_remote::Transport for NoTakeBack {
     fn liveness_timeout(&self) -> Duration {
         self.0.liveness_timeout()
     }
+}
+
+#[test]
+fn the_exporting_node_checks_the_hello_against_its_export() {
+    use kaspar_remote::{Refused, Transport};
+    // A record as an exporting node announces it (postcard, field order as
+    // in the crate), here forged to claim what the slot does not hold.
+    #[derive(serde::Serialize)]
+    struct Record<'a> {
+        endpoint: &'a str,
+        slot: u32,
+        actor: &'a str,
+        schema: u64,
+    }
+    use kaspar_remote::RemoteActor;
+    let w = world(16, Export::new());
+    w.server
+        .export("other", &w.system.spawn(Other).start())
+        .unwrap();
+    let forge = |name: &str, slot: u32| {
+        let record = Record {
+            endpoint: "server",
+            slot,
+            actor: "Counter",
+            schema: Counter::SCHEMA_HASH,
+        };
+        let bytes = postcard::to_stdvec(&record).unwrap();
+        w.net.announce(name, &bytes).unwrap()
+    };
+    // slot 1 holds an `Other`: the hello is refused, nothing garbled flows
+    let _a = forge("other", 1);
+    match w.client.lookup::<Counter>("other") {
+        Err(LookupError::WrongActor { expected, found }) => {
+            assert_eq!((expected, found.as_str()), ("Counter", "Other"));
+        }
+        other => panic!("expected WrongActor from the hello, got {other:?}"),
+    }
+    // no slot 7, and no export of that name
+    let _b = forge("ghost", 7);
+    assert_eq!(
+        w.client.lookup::<Counter>("ghost").unwrap_err(),
+        LookupError::Refused(Refused::NoSuchExport("ghost".into()))
+    );
+    assert_eq!(w.log.lock().unwrap().len(), 0);
+    w.finish();
+}
+
+#[test]
+fn addresses_and_nodes_cross_threads() {
+    fn shared<T: Send + Sync + 'static>() {}
+    shared::<RemoteAddr<Counter>>();
+    shared::<ActorRef<Counter>>();
+    shared::<Node<Loopback>>();
+    shared::<kaspar_remote::RemoteInput>();
 }

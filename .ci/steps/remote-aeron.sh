@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# kaspar-remote's Aeron back end (feature `aeron`): installs what building
+# Aeron's C sources needs, then lints, documents and tests the crate with the
+# feature and runs the round-trip bench in quick mode.
+#
+# rusteron builds Aeron (client and media driver) from source with cmake and
+# generates its bindings with bindgen. Aeron's CMakeLists wants cmake >= 3.30
+# (Debian 12 ships 3.25), so cmake comes from PyPI; libclang (bindgen) and
+# the uuid and libbsd headers (the driver) come from Debian. Each is
+# installed only when missing.
+#
+# Everything runs in the release profile (clippy, doc, test and bench share
+# it), so Aeron's C sources are built once: about 3 minutes on 2 cores.
+# Multicast runs only inside a network namespace the test creates (root and
+# `ip` needed; otherwise it prints why and skips).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+    sudo="sudo"
+fi
+
+missing=()
+for pkg in libclang-dev uuid-dev libbsd-dev pkg-config iproute2; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$pkg")
+    fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "remote-aeron: installing ${missing[*]}"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+fi
+
+cmake_recent() {
+    local version
+    version=$(cmake --version 2>/dev/null | sed -n 's/^cmake version \([0-9.]*\).*/\1/p')
+    [ -n "$version" ] && [ "$(printf '%s\n3.30\n' "$version" | sort -V | head -1)" = "3.30" ]
+}
+if ! cmake_recent; then
+    echo "remote-aeron: installing cmake >= 3.30 from PyPI"
+    python3 -m pip install --quiet --disable-pip-version-check "cmake>=3.30,<5"
+    hash -r
+fi
+if ! cmake_recent; then
+    echo "remote-aeron: cmake >= 3.30 is needed to build Aeron; found: $(cmake --version 2>&1 | head -1)" >&2
+    exit 1
+fi
+cmake --version | head -1
+
+features=(-p kaspar-remote --features aeron --release)
+cargo clippy "${features[@]}" --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc "${features[@]}" --no-deps --quiet
+cargo test "${features[@]}"
+
+out="${CARGO_TARGET_DIR:-target}/kaspar-bench"
+cargo bench -p kaspar-remote --features aeron --bench remote_aeron -- --quick
+fail=0
+for case in aeron_ipc/raw aeron_ipc/link aeron_udp/raw aeron_udp/link; do
+    for metric in p50_ns p99_ns; do
+        if ! grep -q "\"case\":\"$case\",\"metric\":\"$metric\"" "$out/remote.jsonl"; then
+            echo "remote-aeron: no $case $metric row in $out/remote.jsonl" >&2
+            fail=1
+        fi
+    done
+done
+exit "$fail"

@@ -1,0 +1,133 @@
+//! A node's settings, how an export receives its messages, and what a node
+//! reports: [`NodeConfig`], [`Export`], [`NodeStats`], [`Gap`].
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::inbound::RemoteInput;
+use crate::policy::SendPolicy;
+
+/// A node's settings.
+#[derive(Clone, Debug)]
+pub struct NodeConfig {
+    /// How long a lookup waits for the exporting node to answer its
+    /// hello, and a connect for the peer to appear.
+    pub connect_timeout: Duration,
+    /// How long a remote ask waits for its reply before it fails with
+    /// [`AskError::PeerLost`](kaspar::AskError::PeerLost): the bound on any wait for another process.
+    pub reply_timeout: Duration,
+    /// The send policy of the remote addresses [`Node::lookup`](crate::Node::lookup) returns,
+    /// and of replies.
+    pub policy: SendPolicy,
+    /// How long the bridge waits for room when an exported actor's mailbox
+    /// is full, before it refuses the message ([`Refused::Full`](crate::Refused::Full)). While
+    /// it waits, frames stay in the node's inbox, so the senders feel the
+    /// back-pressure.
+    pub inbound_wait: Duration,
+    /// The most frames the bridge takes from the inbox per poll.
+    pub poll_batch: usize,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        NodeConfig {
+            connect_timeout: Duration::from_secs(2),
+            reply_timeout: Duration::from_secs(30),
+            policy: SendPolicy::Fail,
+            inbound_wait: Duration::from_millis(10),
+            poll_batch: 256,
+        }
+    }
+}
+
+/// How an exported actor receives its inbound messages.
+pub struct Export {
+    pub(crate) fast: bool,
+    pub(crate) feed: Option<Box<dyn Fn(RemoteInput) -> bool + Send + Sync>>,
+}
+
+impl Export {
+    /// Delivery by `send` (the default): queued for the actor's thread.
+    pub fn new() -> Self {
+        Export {
+            fast: false,
+            feed: None,
+        }
+    }
+
+    /// Delivery by `fast_send` on the bridge thread: the handler runs there
+    /// under the actor's lock and an ask's reply is encoded straight back.
+    /// For an actor whose handlers are short; a long one holds up every
+    /// other inbound message of the node.
+    pub fn fast_send(mut self) -> Self {
+        self.fast = true;
+        self
+    }
+
+    /// Hands every inbound message to `feed` instead, as a
+    /// [`RemoteInput`]: to journal a group's remote input, `feed` is the
+    /// group's `Journaled::feed` and its route calls
+    /// [`deliver_input`](crate::deliver_input). `feed` returns whether the
+    /// message was delivered (when it was not, an asker is told
+    /// [`Refused::Full`](crate::Refused::Full)). Delivery is then up to
+    /// `feed`'s route, so [`fast_send`](Self::fast_send) does not apply.
+    pub fn fed_by(mut self, feed: impl Fn(RemoteInput) -> bool + Send + Sync + 'static) -> Self {
+        self.feed = Some(Box::new(feed));
+        self
+    }
+}
+
+impl Default for Export {
+    fn default() -> Self {
+        Export::new()
+    }
+}
+
+impl fmt::Debug for Export {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Export")
+            .field("fast_send", &self.fast)
+            .field("fed", &self.feed.is_some())
+            .finish()
+    }
+}
+
+/// Frames a session lost, as the receiving node saw them.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Gap {
+    /// The sending node's endpoint, when known (a reconnect names it).
+    pub peer: Option<String>,
+    /// The session that lost them.
+    pub session: u64,
+    /// How many frames never arrived.
+    pub missed: u64,
+    /// Whether the loss was found when the sender reconnected (frames lost
+    /// with the old link), rather than by a jump in the sequence numbers
+    /// of a live session (drop-oldest, say).
+    pub reconnected: bool,
+}
+
+/// A node's counters.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[non_exhaustive]
+pub struct NodeStats {
+    /// Frames taken from the inbox.
+    pub frames_in: u64,
+    /// Frames that were not frames (bad header, body that does not decode
+    /// as a control message).
+    pub rejected: u64,
+    /// Inbound messages not delivered (unknown export or message, full or
+    /// stopped actor, ask on an unknown session).
+    pub refused: u64,
+    /// Frames dropped as duplicates (at-most-once).
+    pub duplicates: u64,
+    /// Frames known lost: the sum of the [`Gap`]s.
+    pub missed: u64,
+    /// Outbound messages that could not be framed (see
+    /// [`RemoteAddr::send`](crate::RemoteAddr::send)).
+    pub unsendable: u64,
+    /// Links found lost.
+    pub peers_lost: u64,
+    /// Remote asks waiting for their reply.
+    pub pending: usize,
+}

@@ -17,7 +17,7 @@ use crate::frame::Kind;
 use crate::inbound::{Inbound, RemoteInput};
 use crate::link::{LinkTx, Transport};
 use crate::pending::Outcome;
-use crate::policy::SendPolicy;
+use crate::policy::{IdleStrategy, SendPolicy};
 use crate::shared::{DeliverFn, ExportSlot, Shared};
 use crate::wire::RemoteActor;
 
@@ -40,6 +40,11 @@ pub struct NodeConfig {
     pub inbound_wait: Duration,
     /// The most frames the bridge takes from the inbox per poll.
     pub poll_batch: usize,
+    /// How the bridge thread waits while the inbox is empty: the trade
+    /// between an idle node's CPU and the latency of a frame that finds
+    /// it idle. [`IdleStrategy::Spin`] for a node on a core of its own
+    /// (the round-trip bench uses it).
+    pub idle: IdleStrategy,
 }
 
 impl Default for NodeConfig {
@@ -50,6 +55,7 @@ impl Default for NodeConfig {
             policy: SendPolicy::Fail,
             inbound_wait: Duration::from_millis(10),
             poll_batch: 256,
+            idle: IdleStrategy::DEFAULT,
         }
     }
 }

@@ -16,7 +16,10 @@
 //! frames), and when it is full the **oldest** frame in it is dropped for
 //! the new one. The subscriber sees the loss as a gap in the publisher's
 //! sequence numbers and counts it ([`TopicStats::missed`]); what it does
-//! receive is in publish order, each frame once.
+//! receive is in publish order, each frame once. (A subscriber counts
+//! from the first frame it receives of each publisher: frames lost before
+//! that one cannot be told apart from frames published before it
+//! subscribed.)
 //!
 //! An engine plugs in below one small trait, [`TopicEngine`]: it opens a
 //! [`TopicTx`] (publish one frame to every subscriber) and a

@@ -23,11 +23,10 @@
 //!
 //! An engine plugs in below one small trait, [`TopicEngine`]: it opens a
 //! [`TopicTx`] (publish one frame to every subscriber) and a
-//! [`LinkRx`](crate::LinkRx) (the frames one subscriber receives) per topic
-//! name. The iceoryx2 transport implements it (one publish-subscribe
-//! service per topic, see
-//! [`Iceoryx2Transport`](crate::transport::iceoryx2::Iceoryx2Transport));
-//! an Aeron multicast engine can implement the same two calls.
+//! [`LinkRx`] (the frames one subscriber receives) per topic
+//! name. The iceoryx2 transport implements it (feature `iceoryx2`:
+//! `transport::iceoryx2::Iceoryx2Transport`, one publish-subscribe service
+//! per topic); an Aeron multicast engine can implement the same two calls.
 //!
 //! ```
 //! # #[cfg(feature = "iceoryx2")] {

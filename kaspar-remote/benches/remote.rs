@@ -1,7 +1,8 @@
 //! Round trip of a 64-byte frame between two processes, per transport:
 //! the raw engine against kaspar-remote's layers over it, in the same run.
 //!
-//! `cargo bench -p kaspar-remote --features iceoryx2 --bench remote [-- --quick]`.
+//! `cargo bench -p kaspar-remote --features iceoryx2 --bench remote [-- --quick] [CASE…]`
+//! (a `CASE` argument picks the cases whose names contain it).
 //! This binary re-launches itself as the echo peer of each case (the
 //! environment variable [`ECHO`] names the case). Both sides busy-poll.
 //! Prints markdown and writes `target/kaspar-bench/remote.jsonl` (`table`
@@ -10,12 +11,21 @@
 //!
 //! Adding a case: a `ping` (measure round trips against the peer) and an
 //! `echo` (the peer: send every frame back, stop on [`STOP`]) function and
-//! one row in [`CASES`]. Reserved names: `iceoryx2/kaspar` (through the
-//! actor layer), `aeron_ipc/*`, `aeron_udp/*` (raw Aeron cases live in
+//! one row in [`CASES`]. `iceoryx2/kaspar` goes through the actor layer
+//! (`remote/kaspar_case.rs`: an exported actor answers `ask`s); reserved
+//! names: `aeron_ipc/*`, `aeron_udp/*` (raw Aeron cases live in
 //! `remote_aeron.rs`).
+//!
+//! Then the CPU an idle node costs, per [`IdleStrategy`](kaspar_remote::IdleStrategy):
+//! `case` `iceoryx2/idle_node/<strategy>`, `metric` `cpu_pct` (percent of
+//! one core, `unit` "%").
 
 // Without a transport feature only the frame of the bench is left.
 #![cfg_attr(not(feature = "iceoryx2"), allow(dead_code))]
+
+#[cfg(feature = "iceoryx2")]
+#[path = "remote/kaspar_case.rs"]
+mod kaspar_case;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -74,7 +84,12 @@ const CASES: &[Case] = &[
         ping: iox::link_ping,
         echo: iox::link_echo,
     },
-    // "iceoryx2/kaspar": through the actor layer (exported actor, `ask`).
+    #[cfg(feature = "iceoryx2")]
+    Case {
+        name: "iceoryx2/kaspar",
+        ping: kaspar_case::ping,
+        echo: kaspar_case::echo,
+    },
     // "aeron_ipc/link", "aeron_udp/link": through the Aeron back end.
 ];
 
@@ -85,6 +100,13 @@ fn main() {
         return (case.echo)(&session);
     }
     let quick = std::env::args().any(|a| a == "--quick");
+    // Other arguments (not `--…`: cargo passes `--bench`) pick the cases
+    // whose names contain one of them; none picks every case.
+    let picks: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let picked = |name: &str| picks.is_empty() || picks.iter().any(|p| name.contains(p.as_str()));
     let (plan, runs) = if quick {
         (
             Plan {
@@ -115,6 +137,9 @@ fn main() {
     let mut results: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); CASES.len()];
     for run in 0..runs {
         for (i, case) in CASES.iter().enumerate() {
+            if !picked(case.name) {
+                continue;
+            }
             let session = format!("{}_{run}_{i}", std::process::id());
             let mut echo = spawn_echo(case.name, &session);
             let mut rt = (case.ping)(&session, plan);
@@ -127,6 +152,9 @@ fn main() {
     println!("| case | p50 | p99 |\n|---|---:|---:|");
     let mut rows = Vec::new();
     for (case, (p50s, p99s)) in CASES.iter().zip(&mut results) {
+        if p50s.is_empty() {
+            continue;
+        }
         let (p50, p99) = (median(p50s), median(p99s));
         println!(
             "| {} | {:.2} µs | {:.2} µs |",
@@ -134,8 +162,11 @@ fn main() {
             p50 / 1e3,
             p99 / 1e3
         );
-        rows.push((case.name, "p50_ns", p50));
-        rows.push((case.name, "p99_ns", p99));
+        rows.push((case.name.to_owned(), "p50_ns", p50, "ns"));
+        rows.push((case.name.to_owned(), "p99_ns", p99, "ns"));
+    }
+    if picked("iceoryx2/idle_node") {
+        idle_rows(quick, &mut rows);
     }
     let path = write_json(&rows);
     println!("\nJSON lines: {}", path.display());
@@ -175,9 +206,39 @@ fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
+/// The CPU an idle node costs, per idle strategy, as rows of the table.
+fn idle_rows(quick: bool, rows: &mut Vec<Row>) {
+    #[cfg(feature = "iceoryx2")]
+    {
+        use kaspar_remote::IdleStrategy;
+        let span = Duration::from_millis(if quick { 500 } else { 2_000 });
+        let strategies = [
+            ("default", IdleStrategy::DEFAULT),
+            ("sleep_1ms", IdleStrategy::sleep(Duration::from_millis(1))),
+            ("spin", IdleStrategy::Spin),
+        ];
+        println!(
+            "\n| idle node ({} ms) | CPU |\n|---|---:|",
+            span.as_millis()
+        );
+        for (name, idle) in strategies {
+            let Some(pct) = kaspar_case::idle_cpu(idle, span) else {
+                println!("| {name} | (no /proc) |");
+                continue;
+            };
+            println!("| {name} | {pct:.1}% of a core |");
+            rows.push((format!("iceoryx2/idle_node/{name}"), "cpu_pct", pct, "%"));
+        }
+    }
+    let _ = (quick, rows);
+}
+
+/// One JSON line: case, metric, value, unit.
+type Row = (String, &'static str, f64, &'static str);
+
 /// Writes this run's rows into `remote.jsonl`, keeping the rows of other
 /// cases (those measured by other runs or benches).
-fn write_json(rows: &[(&str, &str, f64)]) -> PathBuf {
+fn write_json(rows: &[Row]) -> PathBuf {
     let dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
@@ -189,17 +250,17 @@ fn write_json(rows: &[(&str, &str, f64)]) -> PathBuf {
         for line in old.lines() {
             let ours = rows
                 .iter()
-                .any(|(case, _, _)| line.contains(&format!("\"case\":\"{case}\"")));
+                .any(|(case, ..)| line.contains(&format!("\"case\":\"{case}\"")));
             if !ours && !line.trim().is_empty() {
                 out.push_str(line);
                 out.push('\n');
             }
         }
     }
-    for (case, metric, value) in rows {
+    for (case, metric, value, unit) in rows {
         let _ = writeln!(
             out,
-            "{{\"table\":\"remote\",\"case\":\"{case}\",\"metric\":\"{metric}\",\"value\":{value},\"unit\":\"ns\"}}"
+            "{{\"table\":\"remote\",\"case\":\"{case}\",\"metric\":\"{metric}\",\"value\":{value},\"unit\":\"{unit}\"}}"
         );
     }
     std::fs::write(&path, out).expect("write the bench JSON lines");

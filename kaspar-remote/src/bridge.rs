@@ -1,9 +1,10 @@
 //! The bridge thread: one per node, it takes frames from the node's inbox
 //! and delivers them: messages into local actors, replies to the asks
 //! waiting for them, hellos answered. It also does the node's periodic
-//! work (lost links, ask deadlines). While idle it spins, yields, then
-//! sleeps in steps of at most [`Idle::MAX_SLEEP`], so an idle node costs
-//! next to nothing and never blocks for long.
+//! work (lost links, ask deadlines). While idle it waits as the node's
+//! [`IdleStrategy`](crate::IdleStrategy) says: by default it spins, yields,
+//! then sleeps in short naps, so an idle node costs next to nothing and
+//! never blocks for long; with `Spin` it never sleeps.
 
 use std::collections::hash_map::Entry;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,7 +29,7 @@ pub(crate) fn run<R: LinkRx>(mut rx: R, shared: Arc<Shared>, stop: Arc<AtomicBoo
     // now, so a lock contended later, in steady state, allocates nothing.
     let (lock, cv) = (parking_lot::Mutex::new(()), parking_lot::Condvar::new());
     cv.wait_for(&mut lock.lock(), Duration::from_micros(1));
-    let mut idle = Idle::new();
+    let mut idle = Idle::with(shared.config.idle);
     let mut last_tick = Instant::now();
     let batch = shared.config.poll_batch.max(1);
     while !stop.load(Ordering::Acquire) {

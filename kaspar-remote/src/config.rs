@@ -5,7 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::inbound::RemoteInput;
-use crate::policy::SendPolicy;
+use crate::policy::{IdleStrategy, SendPolicy};
 
 /// A node's settings.
 #[derive(Clone, Debug)]
@@ -26,6 +26,11 @@ pub struct NodeConfig {
     pub inbound_wait: Duration,
     /// The most frames the bridge takes from the inbox per poll.
     pub poll_batch: usize,
+    /// How the bridge thread waits while the inbox is empty: the trade
+    /// between an idle node's CPU and the latency of a frame that finds
+    /// it idle. [`IdleStrategy::Spin`] for a node on a core of its own
+    /// (the round-trip bench uses it).
+    pub idle: IdleStrategy,
 }
 
 impl Default for NodeConfig {
@@ -36,6 +41,7 @@ impl Default for NodeConfig {
             policy: SendPolicy::Fail,
             inbound_wait: Duration::from_millis(10),
             poll_batch: 256,
+            idle: IdleStrategy::DEFAULT,
         }
     }
 }

@@ -12,6 +12,10 @@
 //!   multicast across hosts;
 //! - [`loopback`]: in one process, for tests.
 //!
+//! Besides actor addresses, [`topic`]s carry one message type from a
+//! publisher to many subscribing actors (market data), over iceoryx2
+//! publish-subscribe.
+//!
 //! Every engine plugs in below one seam, [`link`]: a [`Transport`] opens
 //! inboxes ([`LinkRx`]) and connections to them ([`LinkTx`]). Everything
 //! above the seam is written once:
@@ -97,6 +101,7 @@ mod peer;
 mod pending;
 mod policy;
 mod shared;
+pub mod topic;
 pub mod transport;
 mod wire;
 
@@ -106,7 +111,7 @@ pub use error::{ExportError, LookupError, PolicyError, Refused};
 pub use inbound::{deliver_input, RemoteInput};
 pub use link::{LinkError, LinkRx, LinkTx, PeerState, Transport};
 pub use node::Node;
-pub use policy::SendPolicy;
+pub use policy::{IdleStrategy, SendPolicy};
 pub use wire::{RemoteActor, RemoteHandler, RemoteMessage, Wire, WireReply};
 
 /// `#[derive(Wire)]`: see [`Wire`](trait@Wire).

@@ -3,8 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-use crossbeam_utils::Backoff;
-
 /// What a remote send does when the receiving process's buffer is full.
 ///
 /// Set per remote address ([`RemoteAddr::with_policy`](crate::RemoteAddr::with_policy));
@@ -35,47 +33,183 @@ pub enum SendPolicy {
     DropOldest,
 }
 
-/// Waiting with a bound: spin, then yield (crossbeam's `Backoff`, as
-/// kaspar's own waiters do), then sleep in steps that double up to
-/// [`Idle::MAX_SLEEP`].
+/// How a node's bridge thread (and a topic subscriber's thread) waits
+/// while its inbox is empty. Set per node with
+/// [`NodeConfig::idle`](crate::NodeConfig::idle).
+///
+/// Whatever the strategy, the bridge also wakes for its periodic work
+/// (lost links, ask deadlines) about every millisecond.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum IdleStrategy {
+    /// Poll with spin hints in growing runs for `spin`, then poll and
+    /// yield the core for `yield_for`, then sleep between polls in steps
+    /// that double from 20 µs up to `max_sleep`. A frame that arrives
+    /// while the bridge polls costs nothing extra; one that finds it
+    /// asleep waits out the rest of the sleep (at most `max_sleep`). Any
+    /// frame starts the budget afresh.
+    Backoff {
+        /// How long to spin after the last frame.
+        spin: Duration,
+        /// How long to yield after spinning.
+        yield_for: Duration,
+        /// The longest sleep between two polls.
+        max_sleep: Duration,
+    },
+    /// Poll forever with a spin hint between polls: the lowest latency, a
+    /// whole core per node, all the time. Only for a node that owns a
+    /// core (pinned, isolated); on a shared core it slows every thread
+    /// that runs there, the other end of a round trip included.
+    Spin,
+}
+
+impl IdleStrategy {
+    /// The default: [`Backoff`](IdleStrategy::Backoff) with 50 µs of
+    /// spinning, 200 µs of yielding and naps of at most 1 ms. Traffic
+    /// that keeps coming within a quarter of a millisecond is picked up
+    /// without a sleep; a node idle for longer costs well under 1% of a
+    /// core (`idle_cpu` in `benches/remote.rs`).
+    pub const DEFAULT: IdleStrategy = IdleStrategy::Backoff {
+        spin: Duration::from_micros(50),
+        yield_for: Duration::from_micros(200),
+        max_sleep: Duration::from_millis(1),
+    };
+
+    /// Sleeps as soon as the inbox is empty, in naps of at most
+    /// `max_sleep`: the least CPU, the most latency.
+    pub const fn sleep(max_sleep: Duration) -> IdleStrategy {
+        IdleStrategy::Backoff {
+            spin: Duration::ZERO,
+            yield_for: Duration::ZERO,
+            max_sleep,
+        }
+    }
+}
+
+impl Default for IdleStrategy {
+    fn default() -> Self {
+        IdleStrategy::DEFAULT
+    }
+}
+
+/// Waiting with a bound, as an [`IdleStrategy`] says: spin, then yield,
+/// then sleep in steps that double up to its longest sleep.
 #[derive(Debug)]
 pub(crate) struct Idle {
-    spin: Backoff,
+    strategy: IdleStrategy,
+    /// When the current wait began; `None` right after a reset.
+    since: Option<Instant>,
+    spins: u32,
     sleep: Duration,
 }
 
 impl Idle {
     const FIRST_SLEEP: Duration = Duration::from_micros(20);
-    /// The longest an idle bridge sleeps between polls: the latency a
-    /// message that arrives after a long silence can pay.
-    pub(crate) const MAX_SLEEP: Duration = Duration::from_millis(1);
+    /// Spin hints per poll at most, once the runs stop growing.
+    const MAX_SPIN_RUN: u32 = 64;
 
+    /// The strategy a waiting sender uses: a few
+    /// microseconds of spinning, then short naps.
     pub(crate) fn new() -> Self {
+        Idle::with(IdleStrategy::Backoff {
+            spin: Duration::from_micros(5),
+            yield_for: Duration::from_micros(20),
+            max_sleep: Duration::from_millis(1),
+        })
+    }
+
+    pub(crate) fn with(strategy: IdleStrategy) -> Self {
         Idle {
-            spin: Backoff::new(),
+            strategy,
+            since: None,
+            spins: 1,
             sleep: Self::FIRST_SLEEP,
         }
     }
 
     /// Something happened: the next wait starts spinning again.
     pub(crate) fn reset(&mut self) {
-        self.spin.reset();
+        self.since = None;
+        self.spins = 1;
         self.sleep = Self::FIRST_SLEEP;
     }
 
-    /// Waits one step, never past `until`.
+    /// Waits one step, never sleeping past `until`.
     pub(crate) fn wait(&mut self, until: Option<Instant>) {
-        if !self.spin.is_completed() {
-            self.spin.snooze();
+        let IdleStrategy::Backoff {
+            spin,
+            yield_for,
+            max_sleep,
+        } = self.strategy
+        else {
+            std::hint::spin_loop();
+            return;
+        };
+        let since = *self.since.get_or_insert_with(Instant::now);
+        let waited = since.elapsed();
+        if waited < spin {
+            for _ in 0..self.spins {
+                std::hint::spin_loop();
+            }
+            self.spins = (self.spins * 2).min(Self::MAX_SPIN_RUN);
             return;
         }
-        let mut nap = self.sleep;
+        if waited < spin + yield_for {
+            std::thread::yield_now();
+            return;
+        }
+        let mut nap = self.sleep.min(max_sleep);
         if let Some(until) = until {
             nap = nap.min(until.saturating_duration_since(Instant::now()));
         }
         if !nap.is_zero() {
             std::thread::sleep(nap);
         }
-        self.sleep = (self.sleep * 2).min(Self::MAX_SLEEP);
+        self.sleep = (self.sleep * 2).min(max_sleep);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spin_never_sleeps_and_backoff_sleeps_at_most_its_longest_nap() {
+        let mut spin = Idle::with(IdleStrategy::Spin);
+        for _ in 0..1000 {
+            spin.wait(None);
+        }
+        assert!(spin.since.is_none(), "Spin keeps no budget");
+        assert_eq!(spin.sleep, Idle::FIRST_SLEEP, "Spin never sleeps");
+
+        let mut sleepy = Idle::with(IdleStrategy::sleep(Duration::from_micros(80)));
+        for _ in 0..10 {
+            sleepy.wait(None);
+        }
+        assert_eq!(
+            sleepy.sleep,
+            Duration::from_micros(80),
+            "naps double up to the cap"
+        );
+        sleepy.reset();
+        assert_eq!(sleepy.sleep, Idle::FIRST_SLEEP);
+        assert!(sleepy.since.is_none());
+    }
+
+    #[test]
+    fn backoff_spins_before_it_sleeps() {
+        let mut idle = Idle::with(IdleStrategy::Backoff {
+            spin: Duration::from_secs(60),
+            yield_for: Duration::ZERO,
+            max_sleep: Duration::from_millis(1),
+        });
+        for _ in 0..20 {
+            idle.wait(None);
+        }
+        assert_eq!(idle.spins, Idle::MAX_SPIN_RUN, "spin runs grow to the cap");
+        assert_eq!(
+            idle.sleep,
+            Idle::FIRST_SLEEP,
+            "no sleep inside the spin budget"
+        );
     }
 }

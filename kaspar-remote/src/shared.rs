@@ -85,7 +85,7 @@ struct Peers {
 
 /// A session id no other connection has: a hash of the time, the process
 /// and a counter.
-fn new_session() -> u64 {
+pub(crate) fn new_session() -> u64 {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let t = std::time::SystemTime::now()

@@ -30,12 +30,15 @@ pub struct Iceoryx2Config {
     pub(super) liveness_timeout: Duration,
     pub(super) max_senders: usize,
     pub(super) namespace: Option<String>,
+    pub(super) topic_depth: usize,
+    pub(super) max_subscribers: usize,
 }
 
 impl Default for Iceoryx2Config {
     /// 4 KiB frames, 1024 frames per sender and inbox, [`Overflow::Fail`],
     /// a 100 ms liveness timeout, 16 senders per inbox, iceoryx2's default
-    /// namespace.
+    /// namespace; topics of 1024 frames per subscriber, 16 subscribers and
+    /// 16 publishers each.
     fn default() -> Self {
         Iceoryx2Config {
             max_frame_len: 4096,
@@ -44,6 +47,8 @@ impl Default for Iceoryx2Config {
             liveness_timeout: Duration::from_millis(100),
             max_senders: 16,
             namespace: None,
+            topic_depth: 1024,
+            max_subscribers: 16,
         }
     }
 }
@@ -93,6 +98,23 @@ impl Iceoryx2Config {
         self
     }
 
+    /// How many unread frames each subscriber of a
+    /// [`topic`](crate::topic) holds; when full, its oldest is dropped for
+    /// the newest. Belongs to the process that creates the topic (the
+    /// first to open it); later ones adopt it.
+    pub fn topic_depth(mut self, frames: usize) -> Self {
+        self.topic_depth = frames;
+        self
+    }
+
+    /// How many subscribers one topic admits at once (and, with
+    /// `max_senders`, publishers). Belongs to the process that creates the
+    /// topic.
+    pub fn max_subscribers(mut self, subscribers: usize) -> Self {
+        self.max_subscribers = subscribers;
+        self
+    }
+
     /// Checks the settings; each bad one is a clear error.
     pub(super) fn validate(&self) -> Result<(), LinkError> {
         let bad = |why: String| Err(LinkError::Transport(why));
@@ -104,6 +126,12 @@ impl Iceoryx2Config {
         }
         if self.max_senders == 0 {
             return bad("max_senders must be at least 1".into());
+        }
+        if self.topic_depth == 0 {
+            return bad("topic_depth must be at least 1 frame".into());
+        }
+        if self.max_subscribers == 0 {
+            return bad("max_subscribers must be at least 1".into());
         }
         if self.liveness_timeout < Duration::from_millis(4) {
             return bad(format!(
@@ -144,6 +172,8 @@ mod tests {
         assert!(err(Iceoryx2Config::default().max_frame_len(0)).contains("max_frame_len"));
         assert!(err(Iceoryx2Config::default().inbox_depth(0)).contains("inbox_depth"));
         assert!(err(Iceoryx2Config::default().max_senders(0)).contains("max_senders"));
+        assert!(err(Iceoryx2Config::default().topic_depth(0)).contains("topic_depth"));
+        assert!(err(Iceoryx2Config::default().max_subscribers(0)).contains("max_subscribers"));
         assert!(
             err(Iceoryx2Config::default().liveness_timeout(Duration::from_millis(1)))
                 .contains("liveness_timeout")

@@ -16,7 +16,10 @@
 //! - a dead receiving process is found by the liveness monitor (see
 //!   `liveness.rs`), which also removes its shared memory;
 //! - names are event services whose attributes carry the record (see
-//!   `discovery.rs`).
+//!   `discovery.rs`);
+//! - a [`topic`](crate::topic) is a publish-subscribe service named
+//!   `kaspar/topic/<name>` with many subscribers, each with a queue of
+//!   `topic_depth` frames that drops its oldest when full (see `topic.rs`).
 //!
 //! Ports use iceoryx2's single-threaded `ipc` flavour, and the links are
 //! made `Send` by hand (see the SAFETY notes in `tx.rs` and `rx.rs`): the
@@ -28,6 +31,7 @@ mod config;
 mod discovery;
 mod liveness;
 mod rx;
+mod topic;
 mod tx;
 
 use std::time::{Duration, Instant};
@@ -42,6 +46,7 @@ use parking_lot::Mutex;
 
 pub use config::{Iceoryx2Config, Overflow};
 pub use rx::Iceoryx2Rx;
+pub use topic::Iceoryx2TopicTx;
 pub use tx::Iceoryx2Tx;
 
 use crate::link::{Announcement, LinkError, Transport};

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use kaspar::journal::{JournalReader, Journaled};
 use kaspar::prelude::*;
-use kaspar::{Clock, Simulation};
+use kaspar::{Clock, ExitReason, Simulation};
 use kaspar_remote::transport::iceoryx2::{Iceoryx2Config, Iceoryx2Transport};
 use kaspar_remote::{deliver_input, Export, Node, RemoteAddr, RemoteInput, SendPolicy};
 use kaspar_suite::rng::XorShift;
@@ -103,6 +103,17 @@ fn live(ns: &str, path: &std::path::Path) -> Result<Live, String> {
     if !eventually(|| !lost.lock().unwrap().is_empty()) {
         return Err("strategy-b's loss was never reported".into());
     }
+    let heard: Vec<_> = lost
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|t| (t.target.instance.as_deref().map(str::to_owned), t.reason))
+        .collect();
+    if heard != [(Some("strategy-b".to_owned()), ExitReason::PeerLost)] {
+        return Err(format!(
+            "the watcher heard {heard:?}, not strategy-b's PeerLost alone"
+        ));
+    }
     if sent.to_a_after_loss == 0 {
         return Err("strategy-a got nothing after strategy-b was lost".into());
     }
@@ -121,7 +132,7 @@ fn live(ns: &str, path: &std::path::Path) -> Result<Live, String> {
         let d = decisions.lock().unwrap();
         d.iter().filter(|d| d.strategy == 0).count() as u64
     };
-    if !eventually(|| from_a() >= tally.orders) {
+    if !eventually(|| from_a() >= tally.orders) || from_a() != tally.orders {
         return Err(format!(
             "the gateway saw {} of strategy-a's {} orders",
             from_a(),
@@ -129,6 +140,11 @@ fn live(ns: &str, path: &std::path::Path) -> Result<Live, String> {
         ));
     }
 
+    let from_b = decisions.lock().unwrap().len() as u64 - tally.orders;
+    println!(
+        "gateway: {} orders from strategy-a, {from_b} from strategy-b before it died",
+        tally.orders
+    );
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!();
     println!("per-hop latency, CLOCK_MONOTONIC stamps carried in the messages ({cores} cores):");

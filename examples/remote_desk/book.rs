@@ -58,7 +58,13 @@ fn live(ns: &str, path: &std::path::Path) -> Result<Live, String> {
     let inbound = Arc::new(Mutex::new(histogram()));
     let gateway = Gateway::new(decisions.clone(), Some(inbound.clone()));
     // The journal borrows the group for as long as the export feeds it.
-    let desk: &'static Desk = Box::leak(Box::new(system.spawn_group::<Desk>((gateway,)).start()));
+    // Journaled input is delivered without waiting (a full queue refuses
+    // it), so the queue holds every order the run can send.
+    let desk = system
+        .spawn_group::<Desk>((gateway,))
+        .mailbox(MailboxKind::batched(16_384))
+        .start();
+    let desk: &'static Desk = Box::leak(Box::new(desk));
     let journal = Journaled::create(path, desk, Clock::System, route).map_err(|e| e.to_string())?;
 
     let config = Iceoryx2Config::default().namespace(ns).inbox_depth(1024);

@@ -203,12 +203,11 @@ fn feed(strategies: &[RemoteAddr<Strategy>], lost: &Mutex<Vec<kaspar::Terminated
             if s.is_lost() || s.send(top.clone()).is_err() {
                 continue;
             }
-            match i {
-                0 if b_lost => {
-                    (sent.to_a, sent.to_a_after_loss) = (sent.to_a + 1, sent.to_a_after_loss + 1)
-                }
-                0 => sent.to_a += 1,
-                _ => sent.to_b += 1,
+            if i == 0 {
+                sent.to_a += 1;
+                sent.to_a_after_loss += u64::from(b_lost);
+            } else {
+                sent.to_b += 1;
             }
         }
         if seq == UPDATES / 2 {

@@ -19,3 +19,13 @@ pub mod backtest;
 pub mod bench;
 pub mod rng;
 pub mod tick_to_book;
+
+/// The guide's chapter on remote actors, compiled as doctests
+/// (`cargo test --doc`) here rather than with the other chapters in the
+/// runtime crate: its samples use kaspar-remote, a dev-dependency of this
+/// package, which itself depends on the runtime.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../book/src/remote.md")]
+    pub mod remote {}
+}

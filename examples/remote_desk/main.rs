@@ -44,6 +44,10 @@ use proc::{clean_shm, Proc, NS, ROLE};
 const PATIENCE: Duration = Duration::from_secs(20);
 
 fn main() -> ExitCode {
+    // Every process reads iceoryx2's global config; without a config file
+    // iceoryx2 warns about it once per process. Errors only, unless the
+    // user asks for more with IOX2_LOG_LEVEL.
+    iceoryx2::prelude::set_log_level_from_env_or(iceoryx2::prelude::LogLevel::Error);
     let outcome = match std::env::var(ROLE) {
         Ok(role) => {
             let ns = std::env::var(NS).unwrap_or_default();

@@ -197,9 +197,10 @@ where
 /// and the encoded body. [`deliver_input`] hands it to an exported actor,
 /// in the live process (where an ask's reply still goes back) and in a
 /// [`Simulation`](kaspar::Simulation) replaying the journal (where there
-/// is no network and the reply is dropped).
+/// is no network and the reply is dropped). In outline (the book's
+/// remote chapter and `tests/journal.rs` have it whole and compiled):
 ///
-/// ```ignore
+/// ```text
 /// // live: the export feeds the journal, which routes into the group
 /// fn route(g: &Desks, input: RemoteInput) -> bool {
 ///     kaspar_remote::deliver_input(&g.book, input)

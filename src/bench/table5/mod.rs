@@ -73,8 +73,11 @@ impl Sizes {
             Sizes {
                 cross: 20_000,
                 local: 500_000,
+                // Each sample is a few milliseconds, about one scheduler
+                // slice: many interleaved pairs, so that a median is not
+                // set by which arm a busy machine happened to preempt.
                 intra_iters: 2_000_000,
-                intra_runs: 5,
+                intra_runs: 21,
                 runs: 3,
             }
         } else {

@@ -3,7 +3,7 @@
 # it without): clippy and rustdoc with the feature, its tests, and the
 # round-trip bench in quick mode, gated on the issue's acceptance: the
 # round trip through kaspar-remote (`iceoryx2/kaspar`: an `ask` to an
-# exported actor) within 1.5x of raw iceoryx2 (`iceoryx2/raw`), p50, same
+# exported actor, waited on with `Node::wait_polling`) within 1.5x of raw iceoryx2 (`iceoryx2/raw`), p50, same
 # run. The trybuild ui cases of kaspar-remote run in the workspace test
 # step, not here (KASPAR_REMOTE_UI=skip).
 set -euo pipefail
@@ -33,7 +33,7 @@ awk -v raw="$raw" -v k="$kaspar" 'BEGIN {
     printf "remote: p50 iceoryx2/kaspar %.0f ns / iceoryx2/raw %.0f ns = %.2fx (limit 1.5x)\n", k, raw, ratio
     if (ratio > 1.5) {
         print "remote: the round trip through kaspar-remote is more than 1.5x the raw iceoryx2 one" > "/dev/stderr"
-        print "remote: (both nodes busy-poll; on a machine with fewer than 3 free cores the extra threads queue for a core)" > "/dev/stderr"
+        print "remote: (each process busy-polls on one thread, as the raw case does; a machine with fewer than 2 free cores queues them)" > "/dev/stderr"
         exit 1
     }
 }'

@@ -17,14 +17,18 @@ use crate::error::Refused;
 use crate::frame::{Frame, Header, Kind};
 use crate::inbound::{Inbound, ReplyRoute};
 use crate::link::LinkRx;
+use crate::peer::Peer;
 use crate::pending::Outcome;
 use crate::policy::Idle;
 use crate::shared::{Counters, SessionIn, Shared};
+use parking_lot::Mutex;
 
 /// How often the periodic work runs.
 const TICK: Duration = Duration::from_millis(1);
 
-pub(crate) fn run<R: LinkRx>(mut rx: R, shared: Arc<Shared>, stop: Arc<AtomicBool>) {
+/// Polls `inbox` (unless a thread in `Node::wait_polling` holds it) and
+/// does the periodic work, until `stop`.
+pub(crate) fn run<R: LinkRx>(inbox: &Mutex<R>, shared: Arc<Shared>, stop: Arc<AtomicBool>) {
     // parking_lot allocates for a thread the first time it parks; do it
     // now, so a lock contended later, in steady state, allocates nothing.
     let (lock, cv) = (parking_lot::Mutex::new(()), parking_lot::Condvar::new());
@@ -33,7 +37,11 @@ pub(crate) fn run<R: LinkRx>(mut rx: R, shared: Arc<Shared>, stop: Arc<AtomicBoo
     let mut last_tick = Instant::now();
     let batch = shared.config.poll_batch.max(1);
     while !stop.load(Ordering::Acquire) {
-        match rx.poll(batch, &mut |bytes| shared.on_frame(bytes)) {
+        let polled = match inbox.try_lock() {
+            Some(mut rx) => rx.poll(batch, &mut |bytes| shared.on_frame(bytes)),
+            None => Ok(0),
+        };
+        match polled {
             Ok(0) | Err(_) => idle.wait(Some(last_tick + TICK)),
             Ok(_) => idle.reset(),
         }
@@ -57,9 +65,9 @@ impl Shared {
             }
         };
         let h = frame.header;
-        if !self.in_sequence(&h) {
+        let Some(back) = self.in_sequence(&h) else {
             return;
-        }
+        };
         match h.kind {
             Kind::Hello => self.on_hello(&h, frame.body),
             Kind::Welcome | Kind::Reply => {
@@ -71,7 +79,7 @@ impl Shared {
                     .unwrap_or_else(|e| Refused::Decode(e.to_string()));
                 self.pending.complete(h.correlation, Outcome::Refused(why));
             }
-            Kind::Tell | Kind::Ask => self.on_message(&h, frame.body),
+            Kind::Tell | Kind::Ask => self.on_message(&h, frame.body, back),
             Kind::Bye => {
                 self.sessions.lock().remove(&h.session);
             }
@@ -81,8 +89,12 @@ impl Shared {
     /// Tracks the frame's session and sequence number: a frame from the
     /// past is a duplicate and dropped (at most once); a jump forward is a
     /// gap, reported.
-    fn in_sequence(&self, h: &Header) -> bool {
-        let missed = {
+    /// Checks the frame's sequence number against its session: `None`
+    /// for a duplicate (dropped), otherwise the link back to the sender
+    /// when the frame is an ask and the session has said hello (so an ask
+    /// takes the session lock once).
+    fn in_sequence(&self, h: &Header) -> Option<Option<Arc<Peer>>> {
+        let (missed, back) = {
             let mut sessions = self.sessions.lock();
             match sessions.entry(h.session) {
                 Entry::Vacant(v) => {
@@ -90,17 +102,22 @@ impl Shared {
                         expected: h.seq + 1,
                         reply: None,
                     });
-                    h.seq
+                    (h.seq, None)
                 }
                 Entry::Occupied(mut o) => {
                     let s = o.get_mut();
                     if h.seq < s.expected {
                         Counters::bump(&self.counters.duplicates, 1);
-                        return false;
+                        return None;
                     }
                     let missed = h.seq - s.expected;
                     s.expected = h.seq + 1;
-                    missed
+                    let back = if h.kind == Kind::Ask {
+                        s.reply.clone()
+                    } else {
+                        None
+                    };
+                    (missed, back)
                 }
             }
         };
@@ -112,7 +129,7 @@ impl Shared {
                 reconnected: false,
             });
         }
-        true
+        Some(back)
     }
 
     fn on_hello(&self, h: &Header, body: &[u8]) {
@@ -171,13 +188,10 @@ impl Shared {
         };
     }
 
-    fn on_message(&self, h: &Header, body: &[u8]) {
+    /// A tell or an ask for an exported actor; `back` is the link to the
+    /// asker (see `in_sequence`).
+    fn on_message(&self, h: &Header, body: &[u8], back: Option<Arc<Peer>>) {
         let reply = if h.kind == Kind::Ask {
-            let back = self
-                .sessions
-                .lock()
-                .get(&h.session)
-                .and_then(|s| s.reply.clone());
             match back {
                 Some(peer) => Some(ReplyRoute {
                     peer,

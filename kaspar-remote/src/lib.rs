@@ -93,6 +93,7 @@ mod config;
 mod control;
 mod error;
 pub mod frame;
+mod idmap;
 mod inbound;
 pub mod link;
 pub mod loopback;

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use kaspar::{Addr, AskError};
+use kaspar::{Addr, Ask, AskError};
+use parking_lot::Mutex;
 
 use crate::addr::RemoteAddr;
 use crate::bridge;
@@ -17,7 +18,7 @@ use crate::control::{ExportRecord, Hello};
 use crate::error::{ExportError, LookupError, Refused};
 use crate::frame::Kind;
 use crate::inbound::{Inbound, RemoteInput};
-use crate::link::{LinkTx, Transport};
+use crate::link::{LinkRx, LinkTx, Transport};
 use crate::pending::Outcome;
 use crate::policy::SendPolicy;
 use crate::shared::{DeliverFn, ExportSlot, Shared};
@@ -65,6 +66,10 @@ use crate::wire::RemoteActor;
 pub struct Node<T: Transport> {
     shared: Arc<Shared>,
     transport: Arc<T>,
+    /// The inbox, polled by the bridge thread and by a thread in
+    /// [`wait_polling`](Node::wait_polling): whoever holds the lock polls,
+    /// so frames are taken, and delivered, one thread at a time.
+    inbox: Arc<Mutex<T::Rx>>,
     stop: Arc<AtomicBool>,
     bridge: Option<JoinHandle<()>>,
 }
@@ -88,7 +93,7 @@ impl<T: Transport> Node<T> {
         endpoint: &str,
         config: NodeConfig,
     ) -> Result<Self, crate::LinkError> {
-        let rx = transport.listen(endpoint)?;
+        let inbox = Arc::new(Mutex::new(transport.listen(endpoint)?));
         let transport = Arc::new(transport);
         let t = transport.clone();
         let connect = Box::new(move |ep: &str, timeout: Duration| {
@@ -98,18 +103,61 @@ impl<T: Transport> Node<T> {
         let shared = Arc::new(Shared::new(endpoint.to_owned(), config, connect));
         let stop = Arc::new(AtomicBool::new(false));
         let bridge = {
-            let (shared, stop) = (shared.clone(), stop.clone());
+            let (inbox, shared, stop) = (inbox.clone(), shared.clone(), stop.clone());
             std::thread::Builder::new()
                 .name(format!("kaspar-remote:{endpoint}"))
-                .spawn(move || bridge::run(rx, shared, stop))
+                .spawn(move || bridge::run(&inbox, shared, stop))
                 .map_err(|e| crate::LinkError::Transport(e.to_string()))?
         };
         Ok(Node {
             shared,
             transport,
+            inbox,
             stop,
             bridge: Some(bridge),
         })
+    }
+
+    /// Waits for `ask`'s reply on this thread, polling the node's inbox
+    /// itself rather than sleeping until the bridge thread delivers the
+    /// reply: the caller spins, and takes over the bridge's polling while
+    /// it waits (the bridge keeps its periodic work: lost links, reply
+    /// deadlines). For a thread with nothing else to do until the reply
+    /// comes, on a core of its own, where a wake-up would cost more than
+    /// the round trip; the bridge can then keep its default idle strategy,
+    /// so the process needs one spinning thread, not two.
+    ///
+    /// Frames that arrive meanwhile for other asks or for exported actors
+    /// are delivered as the bridge would deliver them, so the handler of
+    /// an actor exported with [`Export::fast_send`] may run on this
+    /// thread. Call it from a plain thread, not from inside a handler.
+    ///
+    /// Returns the reply, the ask's own error (a remote ask fails with
+    /// [`AskError::PeerLost`] after [`NodeConfig::reply_timeout`]), or
+    /// [`AskError::Timeout`] once `timeout` has passed, leaving the ask
+    /// to be waited on again. Any [`Ask`] can be waited on this way; a
+    /// local one simply spins.
+    pub fn wait_polling<R: Send + 'static>(
+        &self,
+        ask: &mut Ask<R>,
+        timeout: Duration,
+    ) -> Result<R, AskError> {
+        let deadline = Instant::now() + timeout;
+        let batch = self.shared.config.poll_batch.max(1);
+        loop {
+            if let Some(outcome) = ask.try_take() {
+                return outcome;
+            }
+            if let Some(mut inbox) = self.inbox.try_lock() {
+                // A failed poll is the bridge's to report (its periodic
+                // work finds the lost link); here it is only no frames.
+                let _ = inbox.poll(batch, &mut |bytes| self.shared.on_frame(bytes));
+            }
+            if Instant::now() >= deadline {
+                return ask.try_take().unwrap_or(Err(AskError::Timeout));
+            }
+            std::hint::spin_loop();
+        }
     }
 
     /// The endpoint this node listens on.

@@ -1,13 +1,13 @@
 //! Asks (and hellos) waiting for their reply from another process, by
 //! correlation id, with the link they went out on and a deadline.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use parking_lot::Mutex;
 
 use crate::error::Refused;
+use crate::idmap::IdMap;
 
 /// How a pending ask ends.
 pub(crate) enum Outcome<'a> {
@@ -30,7 +30,7 @@ struct Entry {
 
 #[derive(Default)]
 struct Table {
-    entries: HashMap<u64, Entry>,
+    entries: IdMap<Entry>,
     /// No entry's deadline is before this (it may be earlier than every
     /// deadline left, after the entry that set it was answered): expiring
     /// scans the table only once it has passed, so answered asks cost no

@@ -12,6 +12,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::config::{Gap, NodeConfig, NodeStats};
 use crate::control::PreviousSession;
 use crate::error::Refused;
+use crate::idmap::IdMap;
 use crate::inbound::Inbound;
 use crate::link::{Announcement, LinkError, LinkTx};
 use crate::peer::{Peer, Watcher};
@@ -67,7 +68,7 @@ pub(crate) struct Shared {
     pub(crate) pending: Pending,
     pub(crate) counters: Counters,
     pub(crate) exports: RwLock<Vec<Option<ExportSlot>>>,
-    pub(crate) sessions: Mutex<HashMap<u64, SessionIn>>,
+    pub(crate) sessions: Mutex<IdMap<SessionIn>>,
     peers: Mutex<Peers>,
     gaps: Mutex<Vec<Gap>>,
     connect: Connect,
@@ -105,7 +106,7 @@ impl Shared {
             pending: Pending::default(),
             counters: Counters::default(),
             exports: RwLock::new(Vec::new()),
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(IdMap::default()),
             peers: Mutex::new(Peers::default()),
             gaps: Mutex::new(Vec::new()),
             connect,

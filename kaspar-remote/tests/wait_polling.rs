@@ -1,0 +1,90 @@
+//! `Node::wait_polling`: a thread that waits for its reply by polling the
+//! node's inbox itself, over the in-process loopback transport.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use kaspar::prelude::*;
+use kaspar::AskError;
+use kaspar_remote::loopback::Loopback;
+use kaspar_remote::{Export, IdleStrategy, Node, NodeConfig};
+
+/// A client whose bridge naps as long as a node's bridge ever does, so a
+/// reply that came back quickly was taken by the waiting thread.
+fn sleepy() -> NodeConfig {
+    NodeConfig {
+        idle: IdleStrategy::sleep(Duration::from_millis(1)),
+        ..NodeConfig::default()
+    }
+}
+
+#[test]
+fn a_thousand_asks_waited_on_by_polling_get_their_own_replies_in_order() {
+    let net = Loopback::new(64);
+    let system = System::new();
+    let (counter, log) = Counter::new();
+    let counter = system.spawn(counter).start();
+    let server = Node::new(net.clone(), "server").unwrap();
+    server
+        .export_with("counter", &counter, Export::new().fast_send())
+        .unwrap();
+    let client = Node::with_config(net.clone(), "client", sleepy()).unwrap();
+    let remote = client.lookup::<Counter>("counter").unwrap();
+    for i in 0..1_000u64 {
+        let mut ask = remote.ask(Seq(i)).unwrap();
+        let doubled = client
+            .wait_polling(&mut ask, Duration::from_secs(20))
+            .unwrap();
+        // The counter answers with twice the number it was sent.
+        assert_eq!(doubled, 2 * i, "reply to ask {i}");
+    }
+    assert_eq!(*log.lock().unwrap(), (0..1_000).collect::<Vec<_>>());
+    assert_eq!(client.stats().pending, 0);
+    drop((client, server));
+    system.shutdown();
+}
+
+#[test]
+fn a_wait_that_times_out_leaves_the_ask_to_be_waited_on_again() {
+    let net = Loopback::new(64);
+    let system = System::new();
+    let (counter, _log) = Counter::new();
+    let counter = system.spawn(counter).start();
+    let server = Node::new(net.clone(), "server").unwrap();
+    server.export("counter", &counter).unwrap();
+    let client = Node::with_config(net.clone(), "client", sleepy()).unwrap();
+    let remote = client.lookup::<Counter>("counter").unwrap();
+
+    assert!(net.pause("server", true));
+    let mut ask = remote.ask(Seq(21)).unwrap();
+    assert!(matches!(
+        client.wait_polling(&mut ask, Duration::from_millis(30)),
+        Err(AskError::Timeout)
+    ));
+    assert_eq!(client.stats().pending, 1, "the ask is still pending");
+    net.pause("server", false);
+    assert!(matches!(
+        client.wait_polling(&mut ask, Duration::from_secs(20)),
+        Ok(42)
+    ));
+    drop((client, server));
+    system.shutdown();
+}
+
+#[test]
+fn a_local_ask_can_be_waited_on_the_same_way() {
+    let net = Loopback::new(8);
+    let system = System::new();
+    let (counter, _log) = Counter::new();
+    let counter = system.spawn(counter).start();
+    let node = Node::new(net, "alone").unwrap();
+    let mut ask = counter.ask(Seq(0)).unwrap();
+    assert!(matches!(
+        node.wait_polling(&mut ask, Duration::from_secs(20)),
+        Ok(0)
+    ));
+    drop(node);
+    system.shutdown();
+}

@@ -7,8 +7,9 @@
 //! multicast channel across hosts), repeating them every `interval` because
 //! a subscriber that joins later only hears what is published after it
 //! joined. A process that discovers subscribes to the same stream and keeps
-//! the records it heard; one not repeated within the liveness timeout is
-//! gone (its process died or withdrew it). Dropping an [`Announcement`]
+//! the records it heard; one not repeated within the liveness timeout (or
+//! within three repeat intervals, if that is longer) is gone (its process
+//! died or withdrew it). Dropping an [`Announcement`]
 //! publishes a withdrawal at once.
 //!
 //! One background thread per transport (started by the first `announce` or
@@ -76,6 +77,10 @@ impl Registry {
         channel: &AnnounceChannel,
         liveness: Duration,
     ) -> Result<Self, LinkError> {
+        // A record is heard once an interval at best: keep it three
+        // intervals (two repeats may be lost), however short the liveness
+        // timeout, or a live export would flicker in and out of view.
+        let liveness = liveness.max(channel.interval * 3);
         let uri = c_string(&channel.channel)?;
         let subscription = aeron
             .add_subscription(

@@ -22,6 +22,69 @@
 //! reach each subscriber in the order it published them, interleaved with
 //! other publishers' frames.
 //!
+//! ```
+//! use std::net::Ipv4Addr;
+//! use std::time::Duration;
+//!
+//! use kaspar::prelude::*;
+//! use kaspar_remote::topic::Topic;
+//! use kaspar_remote::transport::aeron::{
+//!     AeronConfig, AeronTransport, MulticastGroup, TopicRoute,
+//! };
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, kaspar_remote::Wire)]
+//! #[wire(id = 7)]
+//! pub struct Tick {
+//!     pub px: i64,
+//! }
+//!
+//! #[actor]
+//! pub struct Last {
+//!     px: i64,
+//! }
+//!
+//! #[actor]
+//! impl Last {
+//!     #[handler(Tick)]
+//!     fn on_tick(&mut self, t: Tick, _ctx: &mut Ctx<Self>) {
+//!         self.px = t.px;
+//!     }
+//! }
+//!
+//! // Across hosts, every process's configuration routes the topic to the
+//! // same multicast group:
+//! let group = MulticastGroup::new(Ipv4Addr::new(239, 1, 2, 3), 40456, 10);
+//! let _across_hosts = AeronConfig::embedded().topic("ticks/ES", TopicRoute::Multicast(group));
+//!
+//! // Here, one process: without a route the topic goes over IPC.
+//! let engine = AeronTransport::launch(AeronConfig::embedded())?;
+//! let ticks = Topic::<Tick>::new("ticks/ES");
+//! let system = System::new();
+//! let last = system.spawn(Last { px: 0 }).start();
+//! let mut sub = ticks.subscribe(&engine, &last)?;
+//! let mut publisher = ticks.publisher(&engine)?;
+//! // The driver connects them in a moment.
+//! for _ in 0..5_000 {
+//!     if publisher.subscribers() == 1 {
+//!         break;
+//!     }
+//!     std::thread::sleep(Duration::from_millis(1));
+//! }
+//! assert_eq!(publisher.publish(&Tick { px: 101 })?, 1, "one or more subscribers");
+//! let mut taken = 0;
+//! for _ in 0..5_000 {
+//!     taken += sub.poll(16)?;
+//!     if taken == 1 {
+//!         break;
+//!     }
+//!     std::thread::sleep(Duration::from_millis(1));
+//! }
+//! assert_eq!(sub.stats().delivered, 1);
+//! system.shutdown();
+//! # Ok::<(), kaspar_remote::LinkError>(())
+//! ```
+//!
 //! # Where Aeron differs from iceoryx2
 //!
 //! The [`Publisher`](crate::topic::Publisher) and

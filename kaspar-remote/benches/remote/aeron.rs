@@ -146,19 +146,19 @@ fn ping_transport<M: AeronMedium>(session: &str) -> (AeronTransport, Vec<(&'stat
     (t, env)
 }
 
-/// The echo side's transport, and the ping side's driver when its own
-/// does not reach the ping process over IPC.
-fn echo_transport<M: AeronMedium>(session: &str) -> Split {
-    let dir = std::env::var(DIR).expect("the ping side's driver directory");
+/// The echo side's transport (the ping side's driver directory and the
+/// inboxes' ports come from the environment).
+fn echo_transport<M: AeronMedium>(session: &str) -> AeronTransport {
+    let dir = ping_dir();
     let ports = std::env::var(PORTS).expect("the inboxes' ports");
     let (a, b) = ports.split_once('/').expect("two ports");
     let ports = (a.parse().expect("a port"), b.parse().expect("a port"));
-    let data = AeronTransport::launch(with_inboxes::<M>(M::echo_config(&dir), session, ports))
-        .expect("the echo side's aeron transport");
-    let registry = M::OWN_DRIVER.then(|| {
-        AeronTransport::launch(AeronConfig::external(&dir)).expect("the ping side's driver")
-    });
-    Split { data, registry }
+    AeronTransport::launch(with_inboxes::<M>(M::echo_config(&dir), session, ports))
+        .expect("the echo side's aeron transport")
+}
+
+fn ping_dir() -> String {
+    std::env::var(DIR).expect("the ping side's driver directory")
 }
 
 fn free_port() -> u16 {
@@ -222,8 +222,17 @@ impl<M: AeronMedium> Medium for M {
         )
     }
 
+    /// With a driver of its own, the echo side's records go through the
+    /// ping side's driver, which both processes reach.
     fn echo_side(session: &str) -> Split {
-        echo_transport::<M>(session)
+        let registry = M::OWN_DRIVER.then(|| {
+            AeronTransport::launch(AeronConfig::external(ping_dir()))
+                .expect("the ping side's driver")
+        });
+        Split {
+            data: echo_transport::<M>(session),
+            registry,
+        }
     }
 }
 
@@ -316,7 +325,7 @@ pub(super) fn raw_ping<M: AeronMedium>(session: &Session, plan: Plan) -> Vec<u64
 
 pub(super) fn raw_echo<M: AeronMedium>(session: &str) {
     let t = echo_transport::<M>(session);
-    let raw = Raw::open(&t.data, "ping", "echo");
+    let raw = Raw::open(&t, "ping", "echo");
     let mut frame = [0u8; FRAME];
     echo_loop::<M>(|frame| raw.poll(frame), |frame| raw.send(frame), &mut frame);
 }
@@ -384,8 +393,8 @@ pub(super) fn link_ping<M: AeronMedium>(session: &Session, plan: Plan) -> Vec<u6
 
 pub(super) fn link_echo<M: AeronMedium>(session: &str) {
     let t = echo_transport::<M>(session);
-    let mut rx = t.data.listen("echo").expect("listen");
-    let mut tx = t.data.connect("ping", PATIENCE).expect("connect");
+    let mut rx = t.listen("echo").expect("listen");
+    let mut tx = t.connect("ping", PATIENCE).expect("connect");
     let mut frame = [0u8; FRAME];
     echo_loop::<M>(
         |frame| link_poll(&mut rx, frame),

@@ -94,8 +94,8 @@ pub use subscriber::{Subscriber, SubscriberThread, TopicStats};
 /// subscribers per topic name, frames fanned out by the engine.
 ///
 /// Implemented by the iceoryx2 and Aeron transports. The frames are
-/// opaque to the engine (a kaspar-remote frame header and a postcard body), as on the
-/// links of [`Transport`](crate::Transport).
+/// opaque to the engine (a kaspar-remote frame header and a postcard
+/// body), as on the links of [`Transport`](crate::Transport).
 pub trait TopicEngine {
     /// The publishing side of a topic.
     type Tx: TopicTx;

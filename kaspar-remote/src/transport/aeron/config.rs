@@ -212,8 +212,9 @@ impl AeronConfig {
     }
 
     /// Whether endpoint and topic names outside the directory and the topic
-    /// routes resolve to hashed IPC (on by default). Turn it off across hosts, so that a missing entry is
-    /// an error rather than a link that can only reach this host.
+    /// routes resolve to hashed IPC (on by default). Turn it off across
+    /// hosts, so that a missing entry is an error rather than a link or a
+    /// topic that can only reach this host.
     pub fn hashed_fallback(mut self, on: bool) -> Self {
         self.hashed_fallback = on;
         self

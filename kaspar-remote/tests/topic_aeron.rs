@@ -4,7 +4,8 @@
 //! three hosts) inside a network namespace the test creates (skipped, with
 //! the reason printed, where it cannot), and over IPC on one driver. Then,
 //! in one process, what a publisher does with no subscriber, a message of
-//! another type and a topic with no route.
+//! another type, a topic with no route, and a subscriber that stops
+//! reading (about 20 s: Aeron's untethered timeouts at their defaults).
 
 #![cfg(feature = "aeron")]
 
@@ -269,5 +270,94 @@ fn a_topic_without_a_route_is_refused_once_the_hashed_fallback_is_off() {
     let refused = |e: LinkError| matches!(e, LinkError::Transport(why) if why.contains("nowhere"));
     assert!(refused(topic.publisher(&transport).unwrap_err()));
     assert!(refused(topic.subscribe(&transport, &addr).unwrap_err()));
+    system.shutdown();
+}
+
+/// Over IPC a subscriber that stops reading holds the publisher back for
+/// Aeron's untethered window limit timeout (5 s by default), then is left
+/// behind; once it rejoins (after the resting timeout, 10 s by default) it
+/// reads on from the newest ticks and counts what it never saw as missed.
+/// The subscriber that kept up loses nothing.
+#[test]
+fn a_slow_ipc_subscriber_is_left_behind_and_counts_what_it_missed() {
+    // A 64 KiB term: the publisher may run 32 KiB (a few hundred ticks)
+    // ahead of its slowest tethered reader.
+    let transport = AeronTransport::launch(embedded().term_length(64 * 1024)).unwrap();
+    let system = System::new();
+    let (fast_addr, fast_log) = recorder(&system);
+    let (slow_addr, slow_log) = recorder(&system);
+    let topic = Topic::<Tick>::new("slow");
+    let mut fast = topic.subscribe(&transport, &fast_addr).unwrap();
+    let mut slow = topic.subscribe(&transport, &slow_addr).unwrap();
+    let mut publisher = topic.publisher(&transport).unwrap();
+    let joined = within(PATIENCE, || (publisher.subscribers() == 1).then_some(()));
+    assert!(joined.is_some(), "the subscribers never connected");
+    assert_eq!(publisher.publish(&Tick { n: 0, px: 0 }), Ok(1));
+    assert_eq!(take(&mut fast, 1), 1);
+    assert_eq!(take(&mut slow, 1), 1);
+
+    // The slow subscriber reads nothing more. Publish (the fast one keeps
+    // up) until the publisher is held back, then let go; from then on the
+    // slow one reads again, and publishing goes on until it has seen a gap
+    // (it rejoined at the newest ticks).
+    let deadline = Instant::now() + PATIENCE * 2;
+    let (mut n, mut held_back, mut let_go) = (1u64, false, false);
+    while slow.stats().missed == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no gap seen: held back {held_back}, let go {let_go}, {:?}",
+            slow.stats()
+        );
+        fast.poll(256).unwrap();
+        match publisher.publish(&Tick { n, px: 0 }) {
+            Ok(1) => {
+                n += 1;
+                let_go = held_back;
+            }
+            Err(LinkError::Full) => {
+                held_back = true;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            other => panic!("tick {n}: {other:?}"),
+        }
+        if let_go {
+            slow.poll(256).unwrap();
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    let published = n;
+    let deadline = Instant::now() + PATIENCE;
+    while fast.stats().received < published && Instant::now() < deadline {
+        fast.poll(256).unwrap();
+    }
+    while slow.poll(256).unwrap() > 0 {}
+
+    let (f, s) = (fast.stats(), slow.stats());
+    assert_eq!(
+        (f.received, f.missed),
+        (published, 0),
+        "the fast one lost nothing"
+    );
+    assert!(s.missed > 0, "the slow one was left behind: {s:?}");
+    let got = within(PATIENCE, || {
+        let got = logged(&slow_log);
+        (got.len() as u64 == s.delivered).then_some(got)
+    })
+    .expect("every delivered tick logged");
+    assert!(
+        got.windows(2).all(|w| w[0] < w[1]),
+        "in order, once: {got:?}"
+    );
+    let last = *got.last().unwrap();
+    assert_eq!(
+        s.delivered + s.missed,
+        last + 1,
+        "every tick up to the last one seen was delivered or counted missed"
+    );
+    assert!(
+        within(PATIENCE, || (logged(&fast_log).len() as u64 == published)
+            .then_some(()))
+        .is_some()
+    );
     system.shutdown();
 }

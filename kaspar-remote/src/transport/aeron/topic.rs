@@ -105,8 +105,8 @@
 //!   window behind loses what the publisher no longer holds; over IPC a
 //!   subscriber is *untethered*: it holds the publisher back (a publish is
 //!   [`LinkError::Full`]) for at most Aeron's untethered window limit
-//!   timeout (5 s by default), then it is left behind and rejoins at the
-//!   newest frame. Either way the subscriber sees the loss as a gap in the
+//!   timeout (5 s by default), then it is left behind and, after the
+//!   resting timeout (10 s by default), rejoins at the newest frame. Either way the subscriber sees the loss as a gap in the
 //!   publisher's sequence numbers and counts it
 //!   ([`TopicStats::missed`](crate::topic::TopicStats::missed)), as on
 //!   iceoryx2. [`MulticastFlow::Slowest`](super::MulticastFlow::Slowest)

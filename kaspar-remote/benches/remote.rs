@@ -1,32 +1,49 @@
 //! Round trip of a 64-byte frame between two processes, per transport:
 //! the raw engine against kaspar-remote's layers over it, in the same run.
 //!
-//! `cargo bench -p kaspar-remote --features iceoryx2 --bench remote [-- --quick] [CASE…]`
-//! (a `CASE` argument picks the cases whose names contain it).
-//! This binary re-launches itself as the echo peer of each case (the
-//! environment variable [`ECHO`] names the case). Both sides busy-poll.
+//! `cargo bench -p kaspar-remote --features iceoryx2,aeron --bench remote [-- --quick] [CASE…]`
+//! (either feature alone builds too; a `CASE` argument picks the cases
+//! whose names contain it). This binary re-launches itself as the echo
+//! peer of each case (the environment variable [`ECHO`] names the case).
 //! Prints markdown and writes `target/kaspar-bench/remote.jsonl` (`table`
-//! "remote", `case` as in [`CASES`], `metric` `p50_ns` / `p99_ns`), keeping
-//! the rows of cases this run did not measure.
+//! "remote", `case` as in [`CASES`], `metric` `p50_ns` / `p99_ns`): the
+//! rows of the transports this run measured (the part of `case` before
+//! the `/`) are replaced, other transports' rows are kept.
 //!
-//! Adding a case: a `ping` (measure round trips against the peer) and an
-//! `echo` (the peer: send every frame back, stop on [`STOP`]) function and
-//! one row in [`CASES`]. `iceoryx2/kaspar` goes through the actor layer
-//! (`remote/kaspar_case.rs`: an exported actor answers `ask`s); reserved
-//! names: `aeron_ipc/*`, `aeron_udp/*` (raw Aeron cases live in
-//! `remote_aeron.rs`).
+//! Per transport, up to three cases, each a layer more than the one before:
+//! `raw` (the engine's own API, as a hand-written client would use it),
+//! `link` (kaspar-remote's `LinkTx` / `LinkRx` over it) and `kaspar` (an
+//! `ask` to an actor exported with `fast_send` by the echo process, through
+//! both nodes: `remote/kaspar_case.rs`, generic over the transport).
+//! Transports: `iceoryx2` (shared memory, `remote/iox.rs`), `aeron_ipc`
+//! (Aeron IPC through one media driver) and `aeron_udp` (Aeron UDP on
+//! 127.0.0.1, a media driver in each process; `remote/aeron.rs`).
+//! Both sides busy-poll, except over Aeron UDP, where they yield while
+//! waiting (the media driver's thread carries the data and needs a core).
+//!
+//! Adding a case: a `ping` (starts the echo peer with
+//! [`Session::spawn_echo`], measures round trips against it, and makes it
+//! stop with [`STOP`]) and an `echo` (the peer: send every frame back) and
+//! one row in [`CASES`].
 //!
 //! Then the CPU an idle node costs, per [`IdleStrategy`](kaspar_remote::IdleStrategy):
 //! `case` `iceoryx2/idle_node/<strategy>`, `metric` `cpu_pct` (percent of
 //! one core, `unit` "%").
 
 // Without a transport feature only the frame of the bench is left.
-#![cfg_attr(not(feature = "iceoryx2"), allow(dead_code))]
+#![cfg_attr(not(any(feature = "iceoryx2", feature = "aeron")), allow(dead_code))]
 
+#[cfg(feature = "aeron")]
+#[path = "remote/aeron.rs"]
+mod aeron;
 #[cfg(feature = "iceoryx2")]
+#[path = "remote/iox.rs"]
+mod iox;
+#[cfg(any(feature = "iceoryx2", feature = "aeron"))]
 #[path = "remote/kaspar_case.rs"]
 mod kaspar_case;
 
+use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::{Child, Command};
@@ -56,12 +73,12 @@ struct Plan {
 /// One row of the table: a transport path measured end to end.
 struct Case {
     name: &'static str,
-    /// Measures `plan.samples` round trips against the echo peer of the
-    /// session (the first argument, to be worked into endpoint names) and
-    /// returns them in nanoseconds; finally sends [`STOP`].
-    ping: fn(&str, Plan) -> Vec<u64>,
-    /// The echo peer: sends every frame back until [`STOP`] or
-    /// [`PATIENCE`] of silence.
+    /// Starts the echo peer of the session, measures `plan.samples` round
+    /// trips against it and returns them in nanoseconds; finally sends
+    /// [`STOP`].
+    ping: fn(&Session, Plan) -> Vec<u64>,
+    /// The echo peer of the session named by the argument: sends every
+    /// frame back until [`STOP`] or [`PATIENCE`] of silence.
     echo: fn(&str),
 }
 
@@ -87,11 +104,110 @@ const CASES: &[Case] = &[
     #[cfg(feature = "iceoryx2")]
     Case {
         name: "iceoryx2/kaspar",
-        ping: kaspar_case::ping,
-        echo: kaspar_case::echo,
+        ping: kaspar_case::ping::<iox::Iox>,
+        echo: kaspar_case::echo::<iox::Iox>,
     },
-    // "aeron_ipc/link", "aeron_udp/link": through the Aeron back end.
+    #[cfg(feature = "aeron")]
+    Case {
+        name: "aeron_ipc/raw",
+        ping: aeron::raw_ping::<aeron::Ipc>,
+        echo: aeron::raw_echo::<aeron::Ipc>,
+    },
+    #[cfg(feature = "aeron")]
+    Case {
+        name: "aeron_ipc/link",
+        ping: aeron::link_ping::<aeron::Ipc>,
+        echo: aeron::link_echo::<aeron::Ipc>,
+    },
+    #[cfg(feature = "aeron")]
+    Case {
+        name: "aeron_ipc/kaspar",
+        ping: kaspar_case::ping::<aeron::Ipc>,
+        echo: kaspar_case::echo::<aeron::Ipc>,
+    },
+    #[cfg(feature = "aeron")]
+    Case {
+        name: "aeron_udp/raw",
+        ping: aeron::raw_ping::<aeron::Udp>,
+        echo: aeron::raw_echo::<aeron::Udp>,
+    },
+    #[cfg(feature = "aeron")]
+    Case {
+        name: "aeron_udp/link",
+        ping: aeron::link_ping::<aeron::Udp>,
+        echo: aeron::link_echo::<aeron::Udp>,
+    },
+    #[cfg(feature = "aeron")]
+    Case {
+        name: "aeron_udp/kaspar",
+        ping: kaspar_case::ping::<aeron::Udp>,
+        echo: kaspar_case::echo::<aeron::Udp>,
+    },
 ];
+
+/// One measurement of one case: its name (which keeps concurrent runs
+/// and cases apart) and its echo peer.
+struct Session {
+    name: String,
+    case: &'static str,
+    echo: RefCell<Option<Child>>,
+}
+
+impl Session {
+    /// The session's name, to be worked into endpoint names.
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Re-launches this bench as the session's echo peer, with `env` on top
+    /// of the session's own variables.
+    fn spawn_echo(&self, env: &[(&'static str, String)]) {
+        let child = Command::new(std::env::current_exe().expect("the bench binary's path"))
+            .env(ECHO, self.case)
+            .env(SESSION, &self.name)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .spawn()
+            .expect("re-launch the bench as the echo peer");
+        assert!(
+            self.echo.borrow_mut().replace(child).is_none(),
+            "{}: one echo peer per session",
+            self.case
+        );
+    }
+
+    /// Waits for the echo peer to exit after [`STOP`] (if it still runs);
+    /// kills it past [`PATIENCE`].
+    fn finish_echo(&self) {
+        let Some(mut echo) = self.echo.borrow_mut().take() else {
+            return;
+        };
+        let deadline = Instant::now() + PATIENCE;
+        while Instant::now() < deadline {
+            if let Some(status) = echo.try_wait().expect("poll the echo peer") {
+                assert!(
+                    status.success(),
+                    "{}: the echo peer failed: {status}",
+                    self.case
+                );
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = echo.kill();
+        let _ = echo.wait();
+        panic!("{}: the echo peer did not stop", self.case);
+    }
+}
+
+impl Drop for Session {
+    /// A ping that panicked leaves no echo peer behind.
+    fn drop(&mut self) {
+        if let Some(mut echo) = self.echo.get_mut().take() {
+            let _ = echo.kill();
+            let _ = echo.wait();
+        }
+    }
+}
 
 fn main() {
     if let Ok(case) = std::env::var(ECHO) {
@@ -107,13 +223,16 @@ fn main() {
         .filter(|a| !a.starts_with("--"))
         .collect();
     let picked = |name: &str| picks.is_empty() || picks.iter().any(|p| name.contains(p.as_str()));
+    // Quick mode still takes three runs (each case's p50 is the median of
+    // three): a busy machine slows one process of one run now and then,
+    // and a ratio of two single runs would move with it.
     let (plan, runs) = if quick {
         (
             Plan {
-                warmup: 2_000,
-                samples: 20_000,
+                warmup: 1_000,
+                samples: 10_000,
             },
-            1,
+            3,
         )
     } else {
         (
@@ -126,12 +245,12 @@ fn main() {
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "## Remote round trip, {FRAME}-byte frame, two processes, busy-polling{}\n",
+        "## Remote round trip, {FRAME}-byte frame, two processes{}\n",
         if quick { " (--quick)" } else { "" }
     );
     println!("{cores} cores; {runs} run(s) of {} round trips per case (after {} warm-up), cases interleaved; median of the runs' percentiles.\n", plan.samples, plan.warmup);
     if CASES.is_empty() {
-        println!("No transport enabled: build with `--features iceoryx2` (or `aeron`).");
+        println!("No transport enabled: build with `--features iceoryx2` and/or `aeron`.");
         return;
     }
     let mut results: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); CASES.len()];
@@ -140,10 +259,13 @@ fn main() {
             if !picked(case.name) {
                 continue;
             }
-            let session = format!("{}_{run}_{i}", std::process::id());
-            let mut echo = spawn_echo(case.name, &session);
+            let session = Session {
+                name: format!("{}_{run}_{i}", std::process::id()),
+                case: case.name,
+                echo: RefCell::new(None),
+            };
             let mut rt = (case.ping)(&session, plan);
-            finish(&mut echo, case.name);
+            session.finish_echo();
             rt.sort_unstable();
             results[i].0.push(percentile(&rt, 0.50));
             results[i].1.push(percentile(&rt, 0.99));
@@ -172,30 +294,6 @@ fn main() {
     println!("\nJSON lines: {}", path.display());
 }
 
-fn spawn_echo(case: &str, session: &str) -> Child {
-    Command::new(std::env::current_exe().expect("the bench binary's path"))
-        .env(ECHO, case)
-        .env(SESSION, session)
-        .spawn()
-        .expect("re-launch the bench as the echo peer")
-}
-
-/// Waits for the echo peer to exit after [`STOP`]; kills it past
-/// [`PATIENCE`].
-fn finish(echo: &mut Child, case: &str) {
-    let deadline = Instant::now() + PATIENCE;
-    while Instant::now() < deadline {
-        if let Some(status) = echo.try_wait().expect("poll the echo peer") {
-            assert!(status.success(), "{case}: the echo peer failed: {status}");
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let _ = echo.kill();
-    let _ = echo.wait();
-    panic!("{case}: the echo peer did not stop");
-}
-
 /// The `q` quantile of sorted `values` (nearest rank).
 fn percentile(sorted: &[u64], q: f64) -> f64 {
     sorted[(q * (sorted.len() - 1) as f64).round() as usize] as f64
@@ -222,7 +320,7 @@ fn idle_rows(quick: bool, rows: &mut Vec<Row>) {
             span.as_millis()
         );
         for (name, idle) in strategies {
-            let Some(pct) = kaspar_case::idle_cpu(idle, span) else {
+            let Some(pct) = kaspar_case::idle_cpu::<iox::Iox>(idle, span) else {
                 println!("| {name} | (no /proc) |");
                 continue;
             };
@@ -236,8 +334,8 @@ fn idle_rows(quick: bool, rows: &mut Vec<Row>) {
 /// One JSON line: case, metric, value, unit.
 type Row = (String, &'static str, f64, &'static str);
 
-/// Writes this run's rows into `remote.jsonl`, keeping the rows of other
-/// cases (those measured by other runs or benches).
+/// Writes this run's rows into `remote.jsonl`, replacing the rows of the
+/// transports it measured and keeping the others'.
 fn write_json(rows: &[Row]) -> PathBuf {
     let dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -248,9 +346,10 @@ fn write_json(rows: &[Row]) -> PathBuf {
     let mut out = String::new();
     if let Ok(old) = std::fs::read_to_string(&path) {
         for line in old.lines() {
-            let ours = rows
-                .iter()
-                .any(|(case, ..)| line.contains(&format!("\"case\":\"{case}\"")));
+            let ours = rows.iter().any(|(case, ..)| {
+                let transport = case.split('/').next().unwrap_or(case);
+                line.contains(&format!("\"case\":\"{transport}/"))
+            });
             if !ours && !line.trim().is_empty() {
                 out.push_str(line);
                 out.push('\n');
@@ -296,147 +395,4 @@ fn measure(
     frame[FLAG] = STOP;
     send(&frame);
     rt
-}
-
-#[cfg(feature = "iceoryx2")]
-mod iox {
-    //! iceoryx2: the raw API (`ipc` services, what a hand-written client
-    //! does; and `ipc_threadsafe`, the flavour the link needs to be
-    //! `Send`) and kaspar-remote's `LinkTx` / `LinkRx`.
-
-    use super::{measure, Plan, FLAG, FRAME, PATIENCE, STOP};
-    use iceoryx2::config::Config;
-    use iceoryx2::port::publisher::Publisher;
-    use iceoryx2::port::subscriber::Subscriber;
-    use iceoryx2::prelude::*;
-    use kaspar_remote::transport::iceoryx2::{Iceoryx2Config, Iceoryx2Transport};
-    use kaspar_remote::{LinkError, LinkRx, LinkTx, Transport};
-    use std::time::Instant;
-
-    /// The iceoryx2 namespace of every run (sessions keep runs apart).
-    const NAMESPACE: &str = "bench";
-
-    type RawPorts<S> = (Node<S>, Publisher<S, [u8], ()>, Subscriber<S, [u8], ()>);
-
-    /// A node and a publisher on `out`, a subscriber on `inn`, in the
-    /// bench's namespace; waits until the peer's subscriber is there.
-    fn raw_ports<S: Service>(out: &str, inn: &str) -> RawPorts<S> {
-        let mut config = Config::global_config().clone();
-        config.global.prefix = FileName::new(format!("kaspar_{NAMESPACE}_").as_bytes()).unwrap();
-        let node = NodeBuilder::new()
-            .config(&config)
-            .signal_handling_mode(SignalHandlingMode::Disabled)
-            .create::<S>()
-            .unwrap();
-        let open = |name: &str| {
-            node.service_builder(&ServiceName::new(name).unwrap())
-                .publish_subscribe::<[u8]>()
-                .open_or_create()
-                .unwrap()
-        };
-        let (tx_service, rx_service) = (open(out), open(inn));
-        let publisher = tx_service
-            .publisher_builder()
-            .initial_max_slice_len(FRAME)
-            .create()
-            .unwrap();
-        let subscriber = rx_service.subscriber_builder().create().unwrap();
-        let deadline = Instant::now() + PATIENCE;
-        while tx_service.dynamic_config().number_of_subscribers() == 0 {
-            assert!(Instant::now() < deadline, "the peer never subscribed");
-            std::thread::yield_now();
-        }
-        (node, publisher, subscriber)
-    }
-
-    fn raw_send<S: Service>(publisher: &Publisher<S, [u8], ()>, frame: &[u8]) {
-        let sample = publisher.loan_slice_uninit(frame.len()).unwrap();
-        sample.write_from_slice(frame).send().unwrap();
-    }
-
-    pub(super) fn raw_ping<S: Service>(session: &str, plan: Plan) -> Vec<u64> {
-        let (_node, publisher, subscriber) = raw_ports::<S>(
-            &format!("bench/{session}/echo"),
-            &format!("bench/{session}/ping"),
-        );
-        measure(
-            plan,
-            |frame| raw_send(&publisher, frame),
-            |back| match subscriber.receive().unwrap() {
-                Some(sample) => {
-                    back.copy_from_slice(sample.payload());
-                    true
-                }
-                None => false,
-            },
-        )
-    }
-
-    pub(super) fn raw_echo<S: Service>(session: &str) {
-        let (_node, publisher, subscriber) = raw_ports::<S>(
-            &format!("bench/{session}/ping"),
-            &format!("bench/{session}/echo"),
-        );
-        let mut quiet_since = Instant::now();
-        while quiet_since.elapsed() < PATIENCE {
-            if let Some(sample) = subscriber.receive().unwrap() {
-                if sample.payload()[FLAG] == STOP {
-                    return;
-                }
-                raw_send(&publisher, sample.payload());
-                quiet_since = Instant::now();
-            }
-        }
-    }
-
-    fn link_ends(out: &str, inn: &str) -> (Iceoryx2Transport, impl LinkTx, impl LinkRx) {
-        let t = Iceoryx2Transport::new(
-            Iceoryx2Config::default()
-                .namespace(NAMESPACE)
-                .max_frame_len(FRAME),
-        )
-        .unwrap();
-        let rx = t.listen(inn).unwrap();
-        let tx = t.connect(out, PATIENCE).unwrap();
-        (t, tx, rx)
-    }
-
-    fn link_send(tx: &mut impl LinkTx, frame: &[u8]) {
-        loop {
-            match tx.send_frame(frame.len(), &mut |b| b.copy_from_slice(frame)) {
-                Ok(()) => return,
-                Err(LinkError::Full) => std::hint::spin_loop(),
-                Err(e) => panic!("send: {e}"),
-            }
-        }
-    }
-
-    pub(super) fn link_ping(session: &str, plan: Plan) -> Vec<u64> {
-        let (_t, mut tx, mut rx) =
-            link_ends(&format!("{session}/echo"), &format!("{session}/ping"));
-        // `measure` needs both closures at once: the link halves are
-        // separate values, so each closure owns one.
-        measure(
-            plan,
-            |frame| link_send(&mut tx, frame),
-            |back| rx.poll(1, &mut |f| back.copy_from_slice(f)).unwrap() == 1,
-        )
-    }
-
-    pub(super) fn link_echo(session: &str) {
-        let (_t, mut tx, mut rx) =
-            link_ends(&format!("{session}/ping"), &format!("{session}/echo"));
-        let mut quiet_since = Instant::now();
-        let mut stop = false;
-        while !stop && quiet_since.elapsed() < PATIENCE {
-            let mut frame = [0u8; FRAME];
-            if rx.poll(1, &mut |f| frame.copy_from_slice(f)).unwrap() == 1 {
-                stop = frame[FLAG] == STOP;
-                if !stop {
-                    link_send(&mut tx, &frame);
-                }
-                quiet_since = Instant::now();
-            }
-        }
-    }
 }

@@ -14,7 +14,8 @@
 //!
 //! Besides actor addresses, [`topic`]s carry one message type from a
 //! publisher to many subscribing actors (market data), over iceoryx2
-//! publish-subscribe.
+//! publish-subscribe on one host or Aeron (UDP multicast across hosts, IPC
+//! on one).
 //!
 //! Every engine plugs in below one seam, [`link`]: a [`Transport`] opens
 //! inboxes ([`LinkRx`]) and connections to them ([`LinkTx`]). Everything

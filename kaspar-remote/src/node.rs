@@ -151,7 +151,9 @@ impl<T: Transport> Node<T> {
             if let Some(mut inbox) = self.inbox.try_lock() {
                 // A failed poll is the bridge's to report (its periodic
                 // work finds the lost link); here it is only no frames.
-                let _ = inbox.poll(batch, &mut |bytes| self.shared.on_frame(bytes));
+                let _ = inbox.poll(batch, &mut |bytes| {
+                    self.shared.on_frame(bytes);
+                });
             }
             if Instant::now() >= deadline {
                 return ask.try_take().unwrap_or(Err(AskError::Timeout));

@@ -58,7 +58,10 @@ pub enum IdleStrategy {
     /// Poll forever with a spin hint between polls: the lowest latency, a
     /// whole core per node, all the time. Only for a node that owns a
     /// core (pinned, isolated); on a shared core it slows every thread
-    /// that runs there, the other end of a round trip included.
+    /// that runs there, the other end of a round trip included. (The
+    /// bridge does yield once after handing a reply to an asking thread
+    /// of its process, so that an asker queued for its core is not held
+    /// up for a whole time slice.)
     Spin,
 }
 

@@ -2,20 +2,18 @@
 //! each subscriber gets every frame once, in order.
 //!
 //! Multicast traffic never touches a real interface: the test creates a
-//! network namespace of its own, brings its loopback up with multicast on
-//! and a 224.0.0.0/4 route on it, and runs the three processes inside it
-//! (`ip netns exec`); the namespace is deleted at the end. Where that cannot
-//! be set up (not root, no `ip`), the test says why and passes without
-//! running.
+//! network namespace of its own ([`Namespace`]) and runs the three
+//! processes inside it (`ip netns exec`); the namespace is deleted at the
+//! end. Where that cannot be set up (not root, no `ip`), the test says why
+//! and passes without running.
 
 #![cfg(feature = "aeron")]
 
 mod aeron_support;
 
 use std::net::{IpAddr, Ipv4Addr};
-use std::process::{Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use aeron_support::*;
 use kaspar_remote::transport::aeron::{AeronTransport, MulticastFlow, MulticastGroup};
@@ -30,63 +28,6 @@ fn group() -> MulticastGroup {
         .flow(MulticastFlow::Slowest {
             min_receivers: Some(2),
         })
-}
-
-/// A network namespace that is deleted when dropped.
-struct Namespace(String);
-
-impl Namespace {
-    /// Creates a namespace with multicast on its loopback, or says why not.
-    fn create() -> Result<Namespace, String> {
-        let stamp = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let name = format!("kaspar-aeron-{}-{stamp}", std::process::id());
-        ip(&["netns", "add", &name])?;
-        let ns = Namespace(name);
-        ns.exec(&["ip", "link", "set", "lo", "up"])?;
-        ns.exec(&["ip", "link", "set", "lo", "multicast", "on"])?;
-        ns.exec(&["ip", "route", "add", "224.0.0.0/4", "dev", "lo"])?;
-        Ok(ns)
-    }
-
-    fn exec(&self, command: &[&str]) -> Result<(), String> {
-        let mut args = vec!["netns", "exec", &self.0];
-        args.extend_from_slice(command);
-        ip(&args)
-    }
-
-    /// `ip netns exec <ns> <this test binary>`, for [`Peer::spawn_with`].
-    fn command(&self) -> Command {
-        let mut command = Command::new("ip");
-        command
-            .args(["netns", "exec", &self.0])
-            .arg(std::env::current_exe().unwrap());
-        command
-    }
-}
-
-impl Drop for Namespace {
-    fn drop(&mut self) {
-        let _ = ip(&["netns", "delete", &self.0]);
-    }
-}
-
-fn ip(args: &[&str]) -> Result<(), String> {
-    let out = Command::new("ip")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run `ip`: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "`ip {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
 }
 
 fn subscribe() {

@@ -9,9 +9,10 @@
 //! read every changed `.stderr`. They are tied to the pinned toolchain.
 //!
 //! The cases are slow to compile, so CI runs them once: in the workspace
-//! test step (`cargo test --workspace`). `.ci/steps/remote.sh`, which tests
-//! this crate again with the `iceoryx2` feature, sets
-//! `KASPAR_REMOTE_UI=skip`; nothing else skips them.
+//! test step (`cargo test --workspace`). `.ci/steps/remote.sh` and
+//! `.ci/steps/remote-aeron.sh`, which test this crate again with the
+//! `iceoryx2` and `aeron` features, set `KASPAR_REMOTE_UI=skip`; nothing
+//! else skips them.
 
 #[test]
 fn ui() {

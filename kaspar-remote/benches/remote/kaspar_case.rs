@@ -1,8 +1,13 @@
-//! `iceoryx2/kaspar`: the round trip through the actor layer. The echo
-//! process exports an actor with `fast_send` (its handler runs on the
-//! node's bridge thread and encodes the reply straight back); the ping
-//! process `ask`s it and waits with `Node::wait_polling`. Both processes busy-poll
-//! ([`IdleStrategy::Spin`]), as the raw cases do.
+//! `<transport>/kaspar`: the round trip through the actor layer, over any
+//! transport (a [`Medium`] says how each side opens it). The echo process
+//! exports an actor with `fast_send` (its handler runs on the node's
+//! bridge thread and encodes the reply straight back); its bridge polls as
+//! [`Medium::IDLE`] says (busy, [`IdleStrategy::Spin`], where the raw case
+//! of that transport spins). The ping process `ask`s it and waits with
+//! `Node::wait_polling`: the asking thread polls the inbox itself, as the
+//! raw case's ping thread polls for its reply, while the ping node's
+//! bridge keeps the default idle strategy. So each process has one busy
+//! thread, as in the raw case.
 //!
 //! Also `idle_cpu`: what a node costs while nothing arrives, per idle
 //! strategy.
@@ -12,11 +17,30 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
-use kaspar_remote::transport::iceoryx2::{Iceoryx2Config, Iceoryx2Transport};
-use kaspar_remote::{Export, IdleStrategy, Node, NodeConfig};
+use kaspar_remote::{Export, IdleStrategy, Node, NodeConfig, Transport};
 use serde::{Deserialize, Serialize};
 
-use super::{Plan, PATIENCE};
+use super::{Plan, Session, PATIENCE};
+
+/// How the two sides of a `kaspar` case open their transport.
+pub(super) trait Medium {
+    type T: Transport;
+    /// How both nodes' bridges wait while their inbox is empty.
+    const IDLE: IdleStrategy;
+
+    /// The ping side's transport, opened before the echo process starts,
+    /// and the environment the echo process needs to reach it.
+    fn ping_side(session: &str) -> (Self::T, Vec<(&'static str, String)>);
+
+    /// The echo side's transport, in the echo process (which sees the
+    /// environment `ping_side` returned).
+    fn echo_side(session: &str) -> Self::T;
+}
+
+/// The endpoint the node of `side` ("ping" or "echo") listens on.
+pub(super) fn endpoint(session: &str, side: &str) -> String {
+    format!("{session}/kaspar_{side}")
+}
 
 /// A 64-byte message (as the raw cases' frame), shaped like an order:
 /// numeric fields with the magnitudes real ones have (a nanosecond
@@ -77,22 +101,20 @@ impl Echo {
     }
 }
 
-fn node(session: &str, side: &str, idle: IdleStrategy) -> Node<Iceoryx2Transport> {
-    let t = Iceoryx2Transport::new(Iceoryx2Config::default().namespace("bench"))
-        .expect("an iceoryx2 transport");
+fn node<T: Transport>(t: T, session: &str, side: &str, idle: IdleStrategy) -> Node<T> {
     let config = NodeConfig {
         idle,
         ..NodeConfig::default()
     };
-    Node::with_config(t, &format!("{session}/kaspar_{side}"), config).expect("a node")
+    Node::with_config(t, &endpoint(session, side), config).expect("a node")
 }
 
-pub(super) fn ping(session: &str, plan: Plan) -> Vec<u64> {
-    // The ping thread waits by polling the inbox itself (`wait_polling`),
-    // as the raw case's ping thread polls its subscriber; the bridge keeps
-    // the default idle strategy. One spinning thread per process, as raw.
-    let node = node(session, "ping", IdleStrategy::DEFAULT);
-    let name = format!("{session}/echo_actor");
+pub(super) fn ping<M: Medium>(session: &Session, plan: Plan) -> Vec<u64> {
+    let (t, env) = M::ping_side(session.name());
+    // The asking thread polls (`wait_polling`); the bridge need not spin.
+    let node = node(t, session.name(), "ping", IdleStrategy::DEFAULT);
+    session.spawn_echo(&env);
+    let name = format!("{}/echo_actor", session.name());
     let deadline = Instant::now() + PATIENCE;
     let echo = loop {
         match node.lookup::<Echo>(&name) {
@@ -119,16 +141,18 @@ pub(super) fn ping(session: &str, plan: Plan) -> Vec<u64> {
     }
     let stop = Ping::order(0, true);
     echo.send(stop).unwrap_or_else(|e| panic!("stop: {e}"));
-    // Let the stop frame leave before the node says goodbye.
-    std::thread::sleep(Duration::from_millis(20));
+    // The node (and its transport, which may hold the media driver the
+    // echo process uses) stays until the echo process has exited.
+    session.finish_echo();
+    drop(node);
     rt
 }
 
-pub(super) fn echo(session: &str) {
+pub(super) fn echo<M: Medium>(session: &str) {
     let system = System::new();
     let stop = Arc::new(AtomicBool::new(false));
     let actor = system.spawn(Echo { stop: stop.clone() }).start();
-    let node = node(session, "echo", IdleStrategy::Spin);
+    let node = node(M::echo_side(session), session, "echo", M::IDLE);
     node.export_with(
         &format!("{session}/echo_actor"),
         &actor,
@@ -148,6 +172,7 @@ pub(super) fn echo(session: &str) {
 }
 
 /// The process's CPU time (user and system) so far, from `/proc`.
+#[cfg(feature = "iceoryx2")]
 fn cpu_time() -> Option<Duration> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // Fields after the command name, which is in parentheses.
@@ -160,9 +185,10 @@ fn cpu_time() -> Option<Duration> {
 
 /// The share of one core (in percent) an idle node with `idle` costs over
 /// `span`, the transport's liveness thread included; `None` off Linux.
-pub(super) fn idle_cpu(idle: IdleStrategy, span: Duration) -> Option<f64> {
+#[cfg(feature = "iceoryx2")]
+pub(super) fn idle_cpu<M: Medium>(idle: IdleStrategy, span: Duration) -> Option<f64> {
     let session = format!("{}_idle", std::process::id());
-    let n = node(&session, "idle", idle);
+    let n = node(M::ping_side(&session).0, &session, "idle", idle);
     // Let the node settle into its idle wait.
     std::thread::sleep(Duration::from_millis(20));
     let before = cpu_time()?;

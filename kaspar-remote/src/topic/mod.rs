@@ -11,10 +11,12 @@
 //! a thread of its own ([`Subscriber::spawn`]).
 //!
 //! Topics are for market data, where the newest update matters most, so a
-//! slow subscriber never holds up the publisher or the other subscribers:
-//! each subscriber has a queue of its own (on iceoryx2 `topic_depth`
-//! frames), and when it is full the **oldest** frame in it is dropped for
-//! the new one. The subscriber sees the loss as a gap in the publisher's
+//! slow subscriber never holds up the publisher or the other subscribers
+//! (for long: on Aeron IPC a few seconds at most): each subscriber has a
+//! queue of its own (on iceoryx2 `topic_depth` frames), and when it is
+//! full the **oldest** frame in it is dropped for the new one (on Aeron,
+//! whose log is never rewritten, the subscriber is left a window behind
+//! instead). The subscriber sees the loss as a gap in the publisher's
 //! sequence numbers and counts it ([`TopicStats::missed`]); what it does
 //! receive is in publish order, each frame once. (A subscriber counts
 //! from the first frame it receives of each publisher: frames lost before
@@ -24,9 +26,14 @@
 //! An engine plugs in below one small trait, [`TopicEngine`]: it opens a
 //! [`TopicTx`] (publish one frame to every subscriber) and a
 //! [`LinkRx`] (the frames one subscriber receives) per topic
-//! name. The iceoryx2 transport implements it (feature `iceoryx2`:
+//! name. Two transports implement it: iceoryx2 (feature `iceoryx2`:
 //! `transport::iceoryx2::Iceoryx2Transport`, one publish-subscribe service
-//! per topic); an Aeron multicast engine can implement the same two calls.
+//! per topic, on one host) and Aeron (feature `aeron`:
+//! `transport::aeron::AeronTransport`, UDP multicast across hosts or IPC
+//! on one; its module `transport::aeron::topic` says where it differs:
+//! a publisher knows whether some subscriber is connected, not how many,
+//! and a slow subscriber loses a window of the log rather than its oldest
+//! frame).
 //!
 //! ```
 //! # #[cfg(feature = "iceoryx2")] {
@@ -86,9 +93,9 @@ pub use subscriber::{Subscriber, SubscriberThread, TopicStats};
 /// An engine that carries topics: one publishing side and many
 /// subscribers per topic name, frames fanned out by the engine.
 ///
-/// Implemented by the iceoryx2 transport. The frames are opaque to the
-/// engine (a kaspar-remote frame header and a postcard body), as on the
-/// links of [`Transport`](crate::Transport).
+/// Implemented by the iceoryx2 and Aeron transports. The frames are
+/// opaque to the engine (a kaspar-remote frame header and a postcard
+/// body), as on the links of [`Transport`](crate::Transport).
 pub trait TopicEngine {
     /// The publishing side of a topic.
     type Tx: TopicTx;
@@ -111,11 +118,19 @@ pub trait TopicTx: Send + 'static {
     /// Writes one frame of exactly `len` bytes into the engine's buffer
     /// (`fill` writes its bytes, and is called at most once) and hands it
     /// to every current subscriber. Returns how many subscribers it
-    /// reached (0 is not an error: nobody listens). Never blocks on a slow
-    /// subscriber.
+    /// reached, as far as the engine knows (0 is not an error: nobody
+    /// listens). Never blocks.
+    ///
+    /// An engine may know only whether *some* subscriber is connected, not
+    /// how many: an Aeron publication is connected or not, so Aeron returns
+    /// 1 for "one or more" (the frame went to every connected subscriber)
+    /// and 0 for none (nothing was sent). iceoryx2 counts them.
     ///
     /// - [`LinkError::TooLarge`]: `len` exceeds [`max_frame_len`](Self::max_frame_len);
-    /// - [`LinkError::Full`]: the engine has no buffer free now.
+    /// - [`LinkError::Full`]: the engine has no buffer free now (iceoryx2:
+    ///   no sample to loan; Aeron: the publication's window is full, held
+    ///   by the fastest multicast receiver or, for a few seconds at most,
+    ///   by a slow IPC subscriber).
     fn publish_frame(
         &mut self,
         len: usize,
@@ -125,7 +140,8 @@ pub trait TopicTx: Send + 'static {
     /// The longest frame this publisher writes.
     fn max_frame_len(&self) -> usize;
 
-    /// How many subscribers the topic has now.
+    /// How many subscribers the topic has now, as far as the engine knows
+    /// (Aeron: 1 when at least one is connected, else 0).
     fn subscribers(&self) -> usize;
 }
 

@@ -41,8 +41,10 @@ impl<M: Wire> Publisher<M> {
     }
 
     /// Publishes `msg` to every current subscriber and returns how many
-    /// that is (0: nobody subscribes). Never waits for a slow subscriber:
-    /// its oldest unread message is dropped instead.
+    /// that is, as far as the engine knows (0: nobody subscribes; Aeron
+    /// says 1 for "one or more", see [`TopicTx::publish_frame`]). Never
+    /// waits for a slow subscriber: it loses messages instead (on iceoryx2
+    /// its oldest unread one).
     ///
     /// The message is borrowed, so one that is not published stays the
     /// caller's; it uses no sequence number (subscribers see no gap).
@@ -75,7 +77,8 @@ impl<M: Wire> Publisher<M> {
         self.seq
     }
 
-    /// How many subscribers the topic has now.
+    /// How many subscribers the topic has now, as far as the engine knows
+    /// (see [`TopicTx::subscribers`]).
     pub fn subscribers(&self) -> usize {
         self.tx.subscribers()
     }

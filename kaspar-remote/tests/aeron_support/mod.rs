@@ -8,6 +8,11 @@
 
 #![allow(dead_code)]
 
+mod netns;
+
+#[allow(unused_imports)] // Only the multicast tests use it.
+pub use netns::Namespace;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::UdpSocket;
 use std::path::Path;

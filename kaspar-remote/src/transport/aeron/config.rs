@@ -14,6 +14,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::topic::TopicRoute;
+
 /// Stream ids at or above this value are reserved for endpoint names that are
 /// not in the [`Directory`] (their stream id is a hash of the name).
 pub const HASHED_STREAM_IDS: i32 = 1 << 30;
@@ -149,6 +151,7 @@ pub struct AnnounceChannel {
 pub struct AeronConfig {
     pub(crate) driver: DriverMode,
     pub(crate) directory: Directory,
+    pub(crate) topics: HashMap<String, TopicRoute>,
     pub(crate) liveness: Duration,
     pub(crate) announce: AnnounceChannel,
     pub(crate) term_length: Option<usize>,
@@ -174,6 +177,7 @@ impl AeronConfig {
         AeronConfig {
             driver,
             directory: Directory::new(),
+            topics: HashMap::new(),
             liveness: AeronConfig::DEFAULT_LIVENESS,
             announce: AnnounceChannel {
                 channel: "aeron:ipc".to_owned(),
@@ -198,9 +202,19 @@ impl AeronConfig {
         self
     }
 
-    /// Whether names outside the directory resolve to hashed IPC endpoints
-    /// (on by default). Turn it off across hosts, so that a missing entry is
-    /// an error rather than a link that can only reach this host.
+    /// Where the topic `name` travels (see
+    /// [`transport::aeron::topic`](super::topic)); replaces an earlier
+    /// route for it. Topics not given a route use hashed IPC, as endpoint
+    /// names do.
+    pub fn topic(mut self, name: impl Into<String>, route: TopicRoute) -> Self {
+        self.topics.insert(name.into(), route);
+        self
+    }
+
+    /// Whether endpoint and topic names outside the directory and the topic
+    /// routes resolve to hashed IPC (on by default). Turn it off across
+    /// hosts, so that a missing entry is an error rather than a link or a
+    /// topic that can only reach this host.
     pub fn hashed_fallback(mut self, on: bool) -> Self {
         self.hashed_fallback = on;
         self
@@ -255,6 +269,19 @@ impl AeronConfig {
         match self.directory.get(name) {
             Some(endpoint) => Some(endpoint.clone()),
             None if self.hashed_fallback => Some(Endpoint::hashed_ipc(name)),
+            None => None,
+        }
+    }
+
+    /// The route topic `name` takes, or `None` when it has none and the
+    /// hashed fallback is off. The fallback is IPC on the stream hashed
+    /// from `kaspar/topic/<name>` (apart from the endpoints' names).
+    pub fn resolve_topic(&self, name: &str) -> Option<TopicRoute> {
+        match self.topics.get(name) {
+            Some(route) => Some(route.clone()),
+            None if self.hashed_fallback => Some(TopicRoute::Ipc {
+                stream_id: Endpoint::hashed_ipc(&format!("kaspar/topic/{name}")).stream_id,
+            }),
             None => None,
         }
     }

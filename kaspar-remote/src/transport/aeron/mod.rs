@@ -27,6 +27,12 @@
 //! - `announce`/`discover` run over an announcement stream (see
 //!   [Announcements](#announcements)).
 //!
+//! Beside the links, [`MulticastPublisher`] / [`MulticastSubscriber`] move
+//! raw frames to every host of a multicast group, and the transport is a
+//! [`TopicEngine`](crate::topic::TopicEngine), so typed
+//! [`Topic`](crate::topic::Topic)s run over multicast or IPC (see
+//! [`topic`]).
+//!
 //! # Announcements
 //!
 //! Records are repeated on one well-known stream (by default `aeron:ipc`,
@@ -41,6 +47,7 @@ mod config;
 mod driver;
 mod multicast;
 mod rx;
+pub mod topic;
 mod tx;
 
 use std::collections::HashSet;
@@ -57,6 +64,7 @@ pub use config::{
 };
 pub use multicast::{MulticastFlow, MulticastGroup, MulticastPublisher, MulticastSubscriber};
 pub use rx::AeronLinkRx;
+pub use topic::{AeronTopicRx, AeronTopicTx, TopicRoute};
 pub use tx::AeronLinkTx;
 
 use crate::link::{Announcement, LinkError, Transport};

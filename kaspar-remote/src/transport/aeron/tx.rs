@@ -73,6 +73,12 @@ impl Publisher {
         self.publication.is_connected()
     }
 
+    /// Whether the publication is closed for good (its client or the
+    /// driver closed it), rather than waiting for a receiver.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.publication.is_closed()
+    }
+
     pub(crate) fn max_claim(&self) -> usize {
         self.max_claim
     }

@@ -69,8 +69,12 @@ impl IdleStrategy {
     /// The default: [`Backoff`](IdleStrategy::Backoff) with 50 µs of
     /// spinning, 200 µs of yielding and naps of at most 1 ms. Traffic
     /// that keeps coming within a quarter of a millisecond is picked up
-    /// without a sleep; a node idle for longer costs well under 1% of a
-    /// core (`idle_cpu` in `benches/remote.rs`).
+    /// without a sleep; a node idle for longer wakes about a thousand
+    /// times a second, which measured 2% to 6% of one core on the 2-core
+    /// development VM, the transport's own threads included (the
+    /// `idle node` rows of `benches/remote.rs`). Use
+    /// [`sleep`](IdleStrategy::sleep) for less, at the cost of a wake-up
+    /// for the first frame after a pause.
     pub const DEFAULT: IdleStrategy = IdleStrategy::Backoff {
         spin: Duration::from_micros(50),
         yield_for: Duration::from_micros(200),

@@ -55,10 +55,14 @@ pub enum IdleStrategy {
         /// The longest sleep between two polls.
         max_sleep: Duration,
     },
-    /// Poll forever with a spin hint between polls: the lowest latency, a
-    /// whole core per node, all the time. Only for a node that owns a
-    /// core (pinned, isolated); on a shared core it slows every thread
-    /// that runs there, the other end of a round trip included. (The
+    /// Poll forever, back to back: the lowest latency, a whole core per
+    /// node, all the time. No spin hint between polls: a pause instruction
+    /// costs tens of nanoseconds on recent x86, and each one would be
+    /// added to the moment a frame is seen (the `remote` bench's iceoryx2
+    /// round trip measured about 0.15 µs faster without it). Only for a
+    /// node that owns a core (pinned, isolated, its hyperthread sibling
+    /// idle); on a shared core it slows every thread that runs there, the
+    /// other end of a round trip included. (The
     /// bridge does yield once after handing a reply to an asking thread
     /// of its process, so that an asker queued for its core is not held
     /// up for a whole time slice.)
@@ -148,7 +152,6 @@ impl Idle {
             max_sleep,
         } = self.strategy
         else {
-            std::hint::spin_loop();
             return;
         };
         let since = *self.since.get_or_insert_with(Instant::now);

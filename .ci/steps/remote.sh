@@ -29,10 +29,10 @@ if [ -z "$raw" ] || [ -z "$kaspar" ]; then
     echo "remote: no p50 for iceoryx2/raw or iceoryx2/kaspar in $out/remote.jsonl" >&2
     exit 1
 fi
-# The issue's target is 1.5x; this VM measures 1.5x-1.8x (kaspar-remote's
-# own work, mostly postcard both ways, adds about 0.6 us to a 1 us raw
-# round trip). The gate is a regression guard at 2.5x; the verdict against
-# 1.5x is printed.
+# The issue's target is 1.5x; this VM measures 1.2x-1.5x in quick runs and
+# 1.7x-1.9x in full ones (kaspar-remote's own work, mostly postcard both
+# ways, adds about 0.5 us to a 1 us raw round trip). The gate is a
+# regression guard at 2.5x; the verdict against 1.5x is printed.
 awk -v raw="$raw" -v k="$kaspar" -v limit="${KASPAR_REMOTE_ICEORYX2_LIMIT:-2.5}" 'BEGIN {
     ratio = k / raw
     printf "remote: p50 iceoryx2/kaspar %.0f ns / iceoryx2/raw %.0f ns = %.2fx (target 1.5x: %s; guard %sx)\n", k, raw, ratio, (ratio <= 1.5 ? "met" : "missed"), limit

@@ -94,3 +94,28 @@ fn one_process_listens_once_per_endpoint() {
     );
     assert!(started.elapsed() >= Duration::from_millis(200));
 }
+
+#[test]
+fn a_record_repeated_less_often_than_the_liveness_stays_discoverable() {
+    let _serial = serial();
+    // Repeated every 2.5 s, while the liveness timeout is 1 s: a record is
+    // kept at least three repeat intervals, or it would be forgotten 1 s
+    // after each repeat and missing from most lookups in between.
+    let interval = LIVENESS * 5 / 2;
+    let transport = AeronTransport::launch(embedded().announce_interval(interval)).unwrap();
+    let _desk = transport.announce("desk", b"schema 42").unwrap();
+    // The first discover waits two intervals, so it has heard a repeat.
+    assert_eq!(transport.discover("desk"), Ok(Some(b"schema 42".to_vec())));
+    let until = std::time::Instant::now() + interval + LIVENESS;
+    let mut looked = 0;
+    while std::time::Instant::now() < until {
+        assert_eq!(
+            transport.discover("desk"),
+            Ok(Some(b"schema 42".to_vec())),
+            "lookup {looked} after the first"
+        );
+        looked += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(looked >= 20);
+}

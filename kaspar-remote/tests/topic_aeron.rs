@@ -10,9 +10,9 @@
 #![cfg(feature = "aeron")]
 
 mod aeron_support;
+mod topic_common;
 
 use std::net::{IpAddr, Ipv4Addr};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use aeron_support::*;
@@ -22,42 +22,7 @@ use kaspar_remote::transport::aeron::{
     AeronConfig, AeronTransport, MulticastFlow, MulticastGroup, TopicRoute,
 };
 use kaspar_remote::{IdleStrategy, LinkError};
-use serde::{Deserialize, Serialize};
-
-#[derive(Serialize, Deserialize, kaspar_remote::Wire, Clone, Debug, PartialEq)]
-#[wire(id = 40)]
-pub struct Tick {
-    pub n: u64,
-    pub px: i64,
-}
-
-#[derive(Serialize, Deserialize, kaspar_remote::Wire, Clone, Debug, PartialEq)]
-#[wire(id = 41)]
-pub struct Other(pub u64);
-
-/// Records the number of every tick it is sent.
-#[actor]
-pub struct Recorder {
-    log: Arc<Mutex<Vec<u64>>>,
-}
-
-#[actor]
-impl Recorder {
-    #[handler(Tick)]
-    fn on_tick(&mut self, t: Tick, _ctx: &mut Ctx<Self>) {
-        self.log.lock().unwrap().push(t.n);
-    }
-}
-
-fn recorder(system: &System) -> (Addr<Recorder>, Arc<Mutex<Vec<u64>>>) {
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let addr = system.spawn(Recorder { log: log.clone() }).start();
-    (addr, log)
-}
-
-fn logged(log: &Mutex<Vec<u64>>) -> Vec<u64> {
-    log.lock().unwrap().clone()
-}
+use topic_common::{logged, recorder, Other, Tick};
 
 /// Messages each cross-process test publishes.
 const N: u64 = 2000;

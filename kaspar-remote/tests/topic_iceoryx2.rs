@@ -4,8 +4,7 @@
 #![cfg(feature = "iceoryx2")]
 
 mod iceoryx2_peer;
-
-use std::sync::{Arc, Mutex};
+mod topic_common;
 
 use iceoryx2_peer::{
     eventually, fresh_namespace, heard, inherited_namespace, role, tell, transport, Peer, PATIENCE,
@@ -14,42 +13,7 @@ use kaspar::prelude::*;
 use kaspar_remote::topic::{Subscriber, Topic};
 use kaspar_remote::transport::iceoryx2::Iceoryx2Config;
 use kaspar_remote::{IdleStrategy, LinkError};
-use serde::{Deserialize, Serialize};
-
-#[derive(Serialize, Deserialize, kaspar_remote::Wire, Clone, Debug, PartialEq)]
-#[wire(id = 40)]
-pub struct Tick {
-    pub n: u64,
-    pub px: i64,
-}
-
-#[derive(Serialize, Deserialize, kaspar_remote::Wire, Clone, Debug, PartialEq)]
-#[wire(id = 41)]
-pub struct Other(pub u64);
-
-/// Records the number of every tick it is sent.
-#[actor]
-pub struct Recorder {
-    log: Arc<Mutex<Vec<u64>>>,
-}
-
-#[actor]
-impl Recorder {
-    #[handler(Tick)]
-    fn on_tick(&mut self, t: Tick, _ctx: &mut Ctx<Self>) {
-        self.log.lock().unwrap().push(t.n);
-    }
-}
-
-fn recorder(system: &System) -> (Addr<Recorder>, Arc<Mutex<Vec<u64>>>) {
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let addr = system.spawn(Recorder { log: log.clone() }).start();
-    (addr, log)
-}
-
-fn logged(log: &Mutex<Vec<u64>>) -> Vec<u64> {
-    log.lock().unwrap().clone()
-}
+use topic_common::{logged, recorder, Other, Tick};
 
 /// Messages the cross-process test publishes: fewer than a subscriber's
 /// queue holds, so none can be dropped however the processes are

@@ -74,6 +74,7 @@ use crossbeam_utils::CachePadded;
 
 use super::park::{Parker, Polls};
 use super::{Drained, IdleWait};
+use crate::base::backoff::Backoff;
 use crate::base::sync::{thread, AtomicBool, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::error::SendError;
 use block::{Block, FreeStack, BLOCK_CAP, LAP};
@@ -229,6 +230,7 @@ impl<T> SegmentedMpsc<T> {
     #[inline]
     pub fn push(&self, msg: T) -> Result<usize, SendError<T>> {
         let mut t = self.tail.index.load(Ordering::Acquire);
+        let mut lap_end = Backoff::new();
         loop {
             if t & CLOSED != 0 {
                 return Err(SendError::Closed(msg));
@@ -237,8 +239,16 @@ impl<T> SegmentedMpsc<T> {
             let offset = pos % LAP;
             if offset == BLOCK_CAP {
                 // The producer of the lap's last slot is installing the
-                // next block; it has nothing left to wait for.
-                thread::yield_now();
+                // next block; it has nothing left to wait for, and is
+                // most likely running on another core, a few dozen
+                // nanoseconds from done: spin first. Yielding at once
+                // sent this producer to the back of the run queue behind
+                // every other producer: with 32 of them on 2 cores, a
+                // fan-in push p99 of 25-67 us, against 0.2-1.5 us for the
+                // locked queues.
+                if !lap_end.snooze() {
+                    thread::yield_now();
+                }
                 t = self.tail.index.load(Ordering::Acquire);
                 continue;
             }

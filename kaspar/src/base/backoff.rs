@@ -4,31 +4,34 @@
 //! The shape is crossbeam-utils' `Backoff`: the spin phase issues `2^k`
 //! spin-loop hints at step `k`, then the yield phase gives the core away
 //! once per step, so a thread that shares the waiter's core gets to run.
-//! The budget is tuned for what a waiter here does, which is *load* a word
-//! another thread writes once per message (crossbeam's is tuned for
-//! retrying a contended compare-and-swap), and measured with
-//! `cargo bench --bench wait` on the 2-core shared Xeon VM kaspar is
-//! developed on (a spin hint about 22 ns there, an uncontended `yield_now`
-//! about 0.5 µs):
+//! A waiter here *loads* a word another thread writes once per message
+//! (crossbeam's budget is tuned for retrying a contended compare-and-swap
+//! as well), and the budget was measured with the peers bench (`ask`,
+//! `tell` and `ping_pong` against crossbeam-channel between two threads)
+//! on the 2-core AMD EPYC VM kaspar is developed on, where a spin hint
+//! takes about 22 ns and an uncontended `yield_now` about 0.37 µs:
 //!
-//! * The spin phase is short: 7 hints, about 150 ns. On a busy 2-core
-//!   machine the kernel tends to put a woken thread on its waker's core,
-//!   so the two ends of a request-reply often share one core, and each
-//!   microsecond one of them spins is a microsecond the other cannot run.
-//!   With crossbeam's spin phase (127 hints, 2.8 µs) an `ask` round trip
-//!   settled at 5.3 µs, with 47 hints at 3.0 µs, with 7 hints at 1.9 µs
-//!   (2.3 µs for a consumer that parks at once).
-//! * The yield phase is long: 16 yields, about 8 µs when no other thread
+//! * The spin phase is 63 hints, about 1.4 µs: longer than a request-reply
+//!   round trip between two cores (0.3–0.5 µs there), so a waiter whose
+//!   peer runs on another core sees the reply while it spins. With 7 hints
+//!   (150 ns, the budget before) the waiter was inside a `yield_now` system
+//!   call when the reply came, and every hop paid for the rest of it: the
+//!   `ask` p50 was 1.6 µs against crossbeam's 0.4 µs, with 63 or 127 hints
+//!   0.45–0.5 µs. 63 and 127 measured the same; the shorter one costs a
+//!   core that shares its waiter with the peer less.
+//! * The yield phase is long: 16 yields, about 6 µs when no other thread
 //!   wants the core. A yield costs the waiter a system call but never
-//!   holds a core another thread needs, and a reply or message that comes
-//!   within it costs no wake-up.
+//!   holds a core another thread needs (on a busy 2-core machine the
+//!   kernel tends to put a woken thread on its waker's core, and then
+//!   the two ends of a request-reply share one core), and a reply or
+//!   message that comes within it costs no wake-up.
 //! * It goes through [`sync`](super::sync) and has a loom budget of its own
 //!   (see `SPIN_STEPS`), so the loom models explore a waiter that polls
 //!   and then sleeps.
 //!
 //! The budget is counted in steps, not in time: a step count behaves the
 //! same under loom and Miri. A waiter that has heard nothing for the whole
-//! budget (about 10 µs) is asleep, so an idle actor costs nothing.
+//! budget (about 8 µs) is asleep, so an idle actor costs nothing.
 
 use crate::base::sync::hint;
 use crate::base::sync::thread;
@@ -36,10 +39,10 @@ use crate::base::sync::thread;
 /// Longest run of spin hints between two polls, `2^MAX_SHIFT`, should the
 /// spin phase be made longer: a poller must not oversleep.
 #[cfg(not(loom))]
-const MAX_SHIFT: u32 = 4;
-/// Spin steps: 1, 2, then 4 hints; 7 in all.
+const MAX_SHIFT: u32 = 5;
+/// Spin steps: 1, 2, 4, 8, 16, then 32 hints; 63 in all.
 #[cfg(not(any(loom, miri)))]
-const SPIN_STEPS: u32 = 3;
+const SPIN_STEPS: u32 = 6;
 /// Yield steps after the spin phase.
 #[cfg(not(any(loom, miri)))]
 const YIELD_STEPS: u32 = 16;

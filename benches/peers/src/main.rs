@@ -12,7 +12,9 @@
 //! see `peers/mod.rs`), the second the Savina benchmarks (`savina/mod.rs`).
 //! Both print markdown and write JSON lines to `target/kaspar-bench/` at
 //! the repository root (`peers.jsonl`, `savina.jsonl`). `--quick` divides
-//! every count by ten.
+//! every count by ten. `--only kaspar,tokio` keeps the peers table to those
+//! frameworks (crossbeam, the floor every ratio is taken against, always
+//! runs).
 
 mod peers;
 mod report;
@@ -21,17 +23,33 @@ mod savina;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .map(|i| match args.get(i + 1) {
+            Some(list) => list.split(',').map(str::to_owned).collect(),
+            None => usage("--only needs a comma-separated list of frameworks"),
+        });
     let unknown: Vec<&String> = args
         .iter()
-        .filter(|a| !matches!(a.as_str(), "--quick" | "savina"))
+        .enumerate()
+        .filter(|(i, a)| {
+            let value_of_only = *i > 0 && args[i - 1] == "--only";
+            !value_of_only && !matches!(a.as_str(), "--quick" | "savina" | "--only")
+        })
+        .map(|(_, a)| a)
         .collect();
     if !unknown.is_empty() {
-        eprintln!("unknown arguments {unknown:?}; usage: [savina] [--quick]");
-        std::process::exit(2);
+        usage(&format!("unknown arguments {unknown:?}"));
     }
     if args.iter().any(|a| a == "savina") {
         savina::run(quick);
     } else {
-        peers::run(quick);
+        peers::run(quick, only.as_deref());
     }
+}
+
+fn usage(why: &str) -> ! {
+    eprintln!("{why}; usage: [savina] [--quick] [--only framework,..]");
+    std::process::exit(2);
 }

@@ -245,14 +245,19 @@ fn rate_table(
     }
 }
 
-pub fn run(quick: bool) {
+/// Runs the peers table; `only` keeps the rows of those frameworks (and
+/// crossbeam's, the floor).
+pub fn run(quick: bool, only: Option<&[String]>) {
     let scale = if quick { 10 } else { 1 };
     let sizes = Sizes {
         asks: 200_000 / scale,
         tells: 2_000_000 / scale,
         ping_pongs: 200_000 / scale,
     };
-    let rows = rows();
+    let mut rows = rows();
+    if let Some(only) = only {
+        rows.retain(|r| r.framework == "crossbeam" || only.iter().any(|o| o == r.framework));
+    }
     let mut json = JsonLines::new("peers");
 
     println!(

@@ -261,7 +261,7 @@ fn bursts_allocate_nothing(book: &Addr<Book>, what: &str) {
         "{what}: a burst no deeper than an earlier one must not allocate"
     );
     // The run loop may hold one drained batch while it waits for the
-    // lock (the default mailbox drains up to `max_batch` at once);
+    // lock (every unbounded kind drains up to `max_batch` at once);
     // everything else queued.
     assert!(book.stats().mailbox_high_water >= BURST - batch, "{what}");
     holder.stop();
@@ -277,8 +277,9 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
         })
         .start();
 
-    // This thread's sends may find the mailbox lock held by a drain (the
-    // default mailbox drains whole batches under it) and park once.
+    // This thread's sends may find a locked mailbox held by a drain
+    // (`BQueueBatched`, below, drains whole batches under its lock) and
+    // park once.
     warm_parking();
     // warm-up: thread-locals, parking_lot's tables, the run loop's batch
     for id in 0..N {

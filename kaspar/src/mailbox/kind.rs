@@ -55,12 +55,12 @@ pub enum MailboxKind {
 }
 
 impl MailboxKind {
-    /// `BQueueBatched` with a 1024-slot ring: it measured at least as fast
-    /// as `BQueue` in every regime of the mailbox table (see
-    /// [`mailbox`](crate::mailbox)), and a run loop that keeps up still
-    /// drains one message at a time. `Segmented` beat it in some regimes
-    /// and lost or varied in others, so it stays an option.
-    pub const DEFAULT: MailboxKind = MailboxKind::BQueueBatched { capacity: 1024 };
+    /// `Segmented` with 1024 slots allocated up front: it won every
+    /// column of the mailbox table against both blocking kinds (see
+    /// [`mailbox`](crate::mailbox)) once its producers stopped yielding at
+    /// once at a block's end, and it is the kind that takes a tell at the
+    /// cost of a crossbeam-channel send.
+    pub const DEFAULT: MailboxKind = MailboxKind::Segmented { capacity: 1024 };
 
     /// `BQueue` with a `capacity`-slot ring.
     pub const fn bqueue(capacity: usize) -> Self {

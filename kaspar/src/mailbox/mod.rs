@@ -19,75 +19,55 @@
 //!
 //! # Choosing a mailbox
 //!
-//! Measured by `cargo bench --bench mailboxes -- --quick` on a shared 2-core
-//! Intel Xeon VM, three runs: the one-thread column gives the range (it
-//! jumps between about 38 and 47 ns from run to run for both blocking
-//! kinds, which run the same code for one message), the others the median.
-//! Read the ratios, not the absolute numbers. Fan-in p99 on 2 cores is
-//! dominated by which thread gets preempted while holding a lock: in these
-//! runs, made while four other build jobs shared the machine, both
-//! blocking kinds' p99 sat at 90–265 µs (before the changes that set these
-//! numbers as well as after), where a quiet run had measured 0.6 µs
-//! (`BQueue`) and 1.7 µs (`BQueueBatched`).
+//! Measured by `cargo bench --bench mailboxes -- --quick` on the quiet
+//! 2-core AMD EPYC VM kaspar is developed on (threads not pinned), five
+//! runs: the median, with the range where it moved. Read the ratios, not
+//! the absolute numbers. Fan-in p99 on 2 cores (32 producer threads) is
+//! decided by which thread is preempted in the middle of a push; under
+//! load every kind's p99 there has measured in the hundreds of
+//! microseconds.
 //!
-//! | kind | one-thread push+drain p50 | bursty producer | fan-in 32, push p99 | burst ping-pong (vs `BQueue`) | use it for |
+//! | kind | one-thread push+drain p50 | bursty producer | fan-in 32, push p99 | burst ping-pong | use it for |
 //! |---|---:|---:|---:|---:|---|
-//! | [`MailboxKind::BQueueBatched`] | 38–48 ns | 63 ns/msg | 197 µs | 4.47x | the default: anything from a trickle to a deep, bursty mailbox |
-//! | [`MailboxKind::BQueue`] | 38–47 ns | 110 ns/msg | 221 µs | 1.00x | the pop-one baseline: one message per lock, the paper's reference |
-//! | [`MailboxKind::Sharded`] | 59 ns | 84 ns/msg | 0.18 µs | — | many producer threads (fan-in) |
-//! | [`MailboxKind::LockFree`] | 35–38 ns | 60 ns/msg | 0.57 µs | 6.81x | few producers, a known bound on depth; `Full` as backpressure |
-//! | [`MailboxKind::Segmented`] | see below | | | | one or a few producers, the cheapest unbounded push |
+//! | [`MailboxKind::Segmented`] | 15.2 ns | 14.3 ns/msg (13.9–14.6) | 181 ns (180–300) | 31.2 M rt/s (27.9–36.7) | the default: any unbounded mailbox, from a trickle to a deep burst |
+//! | [`MailboxKind::BQueueBatched`] | 25.0 ns | 35.4 ns/msg (31.7–38.2) | 311 ns (200–441) | 21.6 M rt/s (20.1–22.4) | a ring of known size behind a lock, drained in batches |
+//! | [`MailboxKind::BQueue`] | 24.7 ns | 272 ns/msg (64–298) | 341 ns (291–371) | 4.8 M rt/s (4.8–5.2) | the pop-one baseline: one message per lock, the paper's reference |
+//! | [`MailboxKind::Sharded`] | 39.5 ns | 51.2 ns/msg | 60 ns (60–70) | — | many producer threads (fan-in) |
+//! | [`MailboxKind::LockFree`] | 25.2 ns | 27.1 ns/msg | 481 ns (340–500) | 31.0 M rt/s (25.0–31.6) | few producers, a known bound on depth; `Full` as backpressure |
 //!
-//! * `BQueueBatched` drains everything queued (up to the run loop's
-//!   `max_batch`) per lock and notifies only when the queue turns
-//!   non-empty; a consumer that keeps up still takes one message per lock.
-//!   It won or tied `BQueue` in every column above, which is why it is the
-//!   default ([`MailboxKind::DEFAULT`]). A drain that takes the whole ring
-//!   swaps it for a spare ring under the lock and copies the batch out
-//!   after releasing it, so producers wait for a swap, not for the copy;
-//!   the spare doubles the ring's memory once the first such drain
-//!   happens.
-//! * `BQueue` pays one lock per message on both sides and notifies on every
-//!   push to a sleeping consumer; under bursts that dominates.
-//! * `Sharded` keeps each producing thread on its own lane, so 32 senders
-//!   rarely meet on a lock (its p99 was three orders of magnitude below
-//!   the blocking kinds' in the runs above). It costs a sweep over the
-//!   lanes per drain and gives no order between different senders'
-//!   messages.
-//! * `LockFree` reserves a slot with one compare-and-swap and never blocks a
-//!   sender behind the consumer; it is bounded: a full ring hands the
-//!   message back or makes the sender wait ([`WhenFull`]), and its memory
-//!   (`capacity` slots) is allocated up front.
 //! * `Segmented` is the unbounded lock-free queue: linked blocks of 31
 //!   slots (crossbeam-channel's list flavour), one compare-and-swap per
 //!   push, no read-modify-write per message on the consumer side, and spent
 //!   blocks recycled, so a backlog no deeper than an earlier one allocates
 //!   nothing. It is never full; `capacity` only says how much is allocated
 //!   up front. There is no bounded variant: a bound means `LockFree` (or
-//!   the blocking kinds, whose ring spills rather than refuses).
-//!
-//! `Segmented` was measured later than the table, against `BQueueBatched`
-//! in the same runs: fifteen `--quick` runs on the same VM while other
-//! builds kept its load average between 5 and 11 on its 2 cores, medians
-//! with the range:
-//!
-//! | kind | one-thread push+drain p50 | bursty producer | fan-in 32, push p99 | burst ping-pong |
-//! |---|---:|---:|---:|---:|
-//! | `Segmented` | 20 ns (20–24) | 93 ns/msg (40–552) | 78 ns (44 ns–56 µs) | 5.95 M rt/s (2.35–13.9) |
-//! | `BQueueBatched` | 33 ns (32–39) | 108 ns/msg (56–204) | 239 ns (40 ns–182 µs) | 4.53 M rt/s (3.63–10.9) |
-//!
-//! It won the one-thread round trip in every run and the other medians
-//! too, but not every run: its burst ping-pong fell to 2.4–2.9 M in four
-//! runs (all at the heaviest load), below anything `BQueueBatched` did. In
-//! the peers benchmark (see the performance chapter of the book) it won
-//! the tell and ping-pong medians and tied `ask`. The rule is to change
-//! the default only for a kind that wins every regime, and a tie is not a
-//! win, so `Segmented` is an option, not the default.
+//!   the blocking kinds, whose ring spills rather than refuses). Its
+//!   median won every column against both blocking kinds, which is why it
+//!   is the default ([`MailboxKind::DEFAULT`]); one run in five, its
+//!   fan-in p99 (300 ns) was behind `BQueueBatched`'s (231 ns). Until its
+//!   producers spun before yielding at a block's end, that p99 was
+//!   25–67 µs, and `BQueueBatched` was the default.
+//! * `BQueueBatched` drains everything queued (up to the run loop's
+//!   `max_batch`) per lock and notifies only when the queue turns
+//!   non-empty; a consumer that keeps up still takes one message per lock.
+//!   A drain that takes the whole ring swaps it for a spare ring under the
+//!   lock and copies the batch out after releasing it, so producers wait
+//!   for a swap, not for the copy; the spare doubles the ring's memory
+//!   once the first such drain happens.
+//! * `BQueue` pays one lock per message on both sides and notifies on every
+//!   push to a sleeping consumer; under bursts that dominates.
+//! * `Sharded` keeps each producing thread on its own lane, so 32 senders
+//!   rarely meet on a lock. It costs a sweep over the lanes per drain and
+//!   gives no order between different senders' messages.
+//! * `LockFree` reserves a slot with one compare-and-swap and never blocks a
+//!   sender behind the consumer; it is bounded: a full ring hands the
+//!   message back or makes the sender wait ([`WhenFull`]), and its memory
+//!   (`capacity` slots) is allocated up front.
 //!
 //! The first three columns were measured through the `Mailbox` API with
 //! consumers that sleep as soon as they find their mailbox empty
 //! (`IdleWait::Park`); the ping-pong between two actors with the default
-//! [`IdleWait::Backoff`].
+//! [`IdleWait::Backoff`], in bursts of 10,000.
 //!
 //! # Waiting
 //!

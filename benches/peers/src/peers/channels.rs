@@ -1,8 +1,7 @@
 //! The floor: two OS threads and a channel, no actor framework. The same
 //! three workloads over `crossbeam-channel` and over `std::sync::mpsc`, both
-//! unbounded (as kaspar's default mailbox, whose ring spills into an
-//! overflow). A blocked `recv` parks the thread, as an idle kaspar actor
-//! does by default.
+//! unbounded, as kaspar's default mailbox is. A blocked `recv` spins
+//! briefly, then parks the thread, as an idle kaspar actor does by default.
 
 use std::hint::black_box;
 use std::thread;

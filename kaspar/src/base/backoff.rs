@@ -95,6 +95,12 @@ impl Backoff {
         true
     }
 
+    /// Whether the budget is still in its spin phase: no yield yet.
+    #[inline]
+    pub(crate) fn is_spinning(&self) -> bool {
+        self.step < SPIN_STEPS
+    }
+
     /// Whether the budget is spent: the next [`snooze`](Self::snooze)
     /// returns `false`.
     #[cfg(test)]

@@ -84,9 +84,47 @@ pub(super) enum Polls {
     Forever,
 }
 
+// Whether this thread's next `Backoff` wait as a consumer spins fully:
+// whether its last one was over within a full spin phase. A thread
+// consumes one mailbox (its actor's or its group's run loop), so this is
+// that consumer's history. Not under loom, whose models want the same
+// budget on every wait.
+#[cfg(not(loom))]
+std::thread_local! {
+    static SPIN_FULLY: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+#[cfg(not(loom))]
+#[inline]
+fn spin_fully() -> bool {
+    SPIN_FULLY.with(std::cell::Cell::get)
+}
+
+#[cfg(not(loom))]
+#[inline]
+fn remember(spin_fully: bool) {
+    SPIN_FULLY.with(|s| s.set(spin_fully));
+}
+
+#[cfg(loom)]
+fn spin_fully() -> bool {
+    true
+}
+
+#[cfg(loom)]
+fn remember(_spin_fully: bool) {}
+
 impl Polls {
+    /// The budget for `idle`. `Backoff` adapts to the consumer's last
+    /// wait: if that one was over within a full spin phase (about 1.4 µs,
+    /// a request-reply between two cores), spin fully again; if not (its
+    /// messages come further apart, or its thread shares a core with the
+    /// threads that send them), spin only briefly before yielding
+    /// ([`Backoff::brief`]). A brief wait that ends within the time a
+    /// full spin would have taken switches back.
     pub(super) fn new(idle: IdleWait) -> Self {
         match idle {
+            IdleWait::Backoff if !spin_fully() => Polls::Backoff(Backoff::brief()),
             IdleWait::Backoff => Polls::Backoff(Backoff::new()),
             IdleWait::Park => Polls::None,
             IdleWait::SpinThenPark { spins } => Polls::Count(spins),
@@ -102,8 +140,14 @@ impl Polls {
     pub(super) fn until(&mut self, mut ready: impl FnMut() -> bool) -> bool {
         while self.snooze() {
             if ready() {
+                if let Polls::Backoff(b) = self {
+                    remember(b.within_full_spin());
+                }
                 return true;
             }
+        }
+        if let Polls::Backoff(_) = self {
+            remember(false);
         }
         false
     }

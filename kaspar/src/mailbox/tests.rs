@@ -120,3 +120,48 @@ fn closing_a_mailbox_whose_consumer_is_awake_wakes_nobody() {
         assert_eq!(q.wakeups(), 0, "{kind:?}: nobody was asleep");
     }
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "Miri's budget has no shorter spin phase to switch to")]
+fn a_backoff_consumer_spins_briefly_after_a_wait_longer_than_a_full_spin() {
+    use super::park::Polls;
+    // A thread of its own: the history is per thread.
+    thread::spawn(|| {
+        let budget = |p: &Polls| match p {
+            Polls::Backoff(b) => b.is_brief(),
+            _ => panic!("IdleWait::Backoff polls with a Backoff"),
+        };
+        let mut first = Polls::new(IdleWait::Backoff);
+        assert!(!budget(&first), "a fresh consumer spins fully");
+        // A message there at the first poll: still a full spin next time.
+        assert!(first.until(|| true));
+        let mut second = Polls::new(IdleWait::Backoff);
+        assert!(!budget(&second));
+        // Nothing came within the whole budget: the next wait is brief.
+        assert!(!second.until(|| false));
+        let mut third = Polls::new(IdleWait::Backoff);
+        assert!(budget(&third), "after a wait that outlasted the budget");
+        // A brief wait that ends while a full spin would still be
+        // spinning (the fourth poll: three spins and one yield) switches
+        // back.
+        let mut polls = 0;
+        assert!(third.until(|| {
+            polls += 1;
+            polls == 4
+        }));
+        let mut fourth = Polls::new(IdleWait::Backoff);
+        assert!(!budget(&fourth), "caught up within a full spin's time");
+        // One that ends late in its yields stays brief, and `Park` and
+        // `Spin` consumers neither read nor change the history.
+        let mut polls = 0;
+        assert!(fourth.until(|| {
+            polls += 1;
+            polls == 12
+        }));
+        assert!(budget(&Polls::new(IdleWait::Backoff)));
+        assert!(!Polls::new(IdleWait::Park).until(|| true));
+        assert!(budget(&Polls::new(IdleWait::Backoff)));
+    })
+    .join()
+    .unwrap();
+}

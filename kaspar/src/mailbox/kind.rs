@@ -120,11 +120,14 @@ impl Default for MailboxKind {
 /// a consumer that is still polling picks the message up by itself.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub enum IdleWait {
-    /// Poll for a short, bounded while (spin hints in growing runs, then
-    /// yielding the core), then sleep. A message that arrives while the
-    /// consumer polls costs no wake-up; an idle consumer is asleep and
-    /// costs no CPU after the budget (a few tens of microseconds). The
-    /// default: the right choice unless you know better.
+    /// Poll for a short, bounded while (spin hints in growing runs, about
+    /// 1.4 µs, then yielding the core, about 6 µs more), then sleep. A
+    /// message that arrives while the consumer polls costs no wake-up; an
+    /// idle consumer is asleep and costs no CPU after the budget. The spin
+    /// phase adapts: after a wait that was not over within it, the next
+    /// wait spins only briefly, so consumers whose messages come far apart
+    /// do not hold cores that others need. The default: the right choice
+    /// unless you know better.
     #[default]
     Backoff,
     /// Sleep as soon as the mailbox is empty: no CPU at all while idle, a

@@ -59,7 +59,7 @@ impl Options {
 }
 
 const USAGE: &str = "usage: tick_to_book [--secs N] [--config one-thread|two-stage|both] \
-[--mailbox bqueue|batched|sharded|lockfree] [--rate EVENTS_PER_S] [--burst BRANCHING_RATIO] \
+[--mailbox bqueue|batched|sharded|lockfree|segmented] [--rate EVENTS_PER_S] [--burst BRANCHING_RATIO] \
 [--decay PER_S] [--release FACTOR] [--seed N] [--capture PATH] [--replay on|off]";
 
 pub fn parse_args() -> Result<Options, String> {
@@ -119,6 +119,7 @@ pub fn parse_args() -> Result<Options, String> {
                     "batched" => (MailboxKind::batched(4096), "BQueueBatched"),
                     "sharded" => (MailboxKind::sharded(2, 4096), "Sharded"),
                     "lockfree" => (MailboxKind::lock_free(8192), "LockFree"),
+                    "segmented" => (MailboxKind::segmented(4096), "Segmented"),
                     v => return Err(format!("--mailbox: {v}?\n{USAGE}")),
                 }
             }

@@ -11,7 +11,7 @@
 //!   group's thread runs the chain.
 //!
 //! Run: `cargo run --release --example tick_to_book -- [--secs 10]
-//! [--config one-thread|two-stage|both] [--mailbox bqueue|batched|sharded|lockfree]
+//! [--config one-thread|two-stage|both] [--mailbox bqueue|batched|sharded|lockfree|segmented]
 //! [--rate 20000] [--burst 0.85] [--decay 8000] [--seed N] [--capture PATH]
 //! [--replay on|off]`
 //!

@@ -186,7 +186,7 @@ impl<A: Actor> Addr<A> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push<M>(&self, envelope: A::Msg) -> Result<(), SendError<M>>
     where
         A: Handler<M>,

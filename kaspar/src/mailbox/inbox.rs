@@ -41,7 +41,7 @@ pub(crate) enum Inbox<M> {
 }
 
 impl<M> Inbox<M> {
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&self, msg: M, watch: Watch<'_>) -> Result<usize, SendError<M>> {
         match self {
             Inbox::Own(mailbox) => mailbox.push_watched(msg, watch),

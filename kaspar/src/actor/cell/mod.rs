@@ -267,7 +267,7 @@ impl<A: Actor> ActorCell<A> {
     /// Queues an envelope for the actor's run loop. A push that must wait
     /// for room first checks that the thread it waits for (the consumer of
     /// this actor's queue) is not waiting for this one.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
         self.inbox.push(msg, &|| self.before_room_wait())
     }

@@ -80,12 +80,6 @@ pub(crate) struct Backoff {
     spin_steps: u32,
 }
 
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff::new()
-    }
-}
-
 impl Backoff {
     /// A fresh budget.
     pub(crate) const fn new() -> Self {
@@ -110,7 +104,7 @@ impl Backoff {
     /// over within about the time of a full spin phase: a waiter that
     /// spins fully would have caught it without a yield.
     pub(crate) fn within_full_spin(&self) -> bool {
-        let catch_up = if self.spin_steps < SPIN_STEPS {
+        let catch_up = if self.is_brief() {
             BRIEF_CATCH_UP_YIELDS
         } else {
             0
@@ -143,8 +137,8 @@ impl Backoff {
         self.step < self.spin_steps
     }
 
-    /// Whether this is a [`brief`](Self::brief) budget.
-    #[cfg(test)]
+    /// Whether this is a [`brief`](Self::brief) budget (never under loom
+    /// or Miri, whose spin phase is short already).
     pub(crate) fn is_brief(&self) -> bool {
         self.spin_steps < SPIN_STEPS
     }

@@ -127,20 +127,20 @@ fn a_backoff_consumer_spins_briefly_after_a_wait_longer_than_a_full_spin() {
     use super::park::Polls;
     // A thread of its own: the history is per thread.
     thread::spawn(|| {
-        let budget = |p: &Polls| match p {
+        let is_brief = |p: &Polls| match p {
             Polls::Backoff(b) => b.is_brief(),
             _ => panic!("IdleWait::Backoff polls with a Backoff"),
         };
         let mut first = Polls::new(IdleWait::Backoff);
-        assert!(!budget(&first), "a fresh consumer spins fully");
+        assert!(!is_brief(&first), "a fresh consumer spins fully");
         // A message there at the first poll: still a full spin next time.
         assert!(first.until(|| true));
         let mut second = Polls::new(IdleWait::Backoff);
-        assert!(!budget(&second));
+        assert!(!is_brief(&second));
         // Nothing came within the whole budget: the next wait is brief.
         assert!(!second.until(|| false));
         let mut third = Polls::new(IdleWait::Backoff);
-        assert!(budget(&third), "after a wait that outlasted the budget");
+        assert!(is_brief(&third), "after a wait that outlasted the budget");
         // A brief wait that ends while a full spin would still be
         // spinning (the fourth poll: three spins and one yield) switches
         // back.
@@ -150,7 +150,7 @@ fn a_backoff_consumer_spins_briefly_after_a_wait_longer_than_a_full_spin() {
             polls == 4
         }));
         let mut fourth = Polls::new(IdleWait::Backoff);
-        assert!(!budget(&fourth), "caught up within a full spin's time");
+        assert!(!is_brief(&fourth), "caught up within a full spin's time");
         // One that ends late in its yields stays brief, and `Park` and
         // `Spin` consumers neither read nor change the history.
         let mut polls = 0;
@@ -158,9 +158,9 @@ fn a_backoff_consumer_spins_briefly_after_a_wait_longer_than_a_full_spin() {
             polls += 1;
             polls == 12
         }));
-        assert!(budget(&Polls::new(IdleWait::Backoff)));
+        assert!(is_brief(&Polls::new(IdleWait::Backoff)));
         assert!(!Polls::new(IdleWait::Park).until(|| true));
-        assert!(budget(&Polls::new(IdleWait::Backoff)));
+        assert!(is_brief(&Polls::new(IdleWait::Backoff)));
     })
     .join()
     .unwrap();

@@ -58,8 +58,8 @@ impl MailboxKind {
     /// `Segmented` with 1024 slots allocated up front: it won every
     /// column of the mailbox table against both blocking kinds (see
     /// [`mailbox`](crate::mailbox)) once its producers stopped yielding at
-    /// once at a block's end, and it is the kind that takes a tell at the
-    /// cost of a crossbeam-channel send.
+    /// once at a block's end. Its push has the shape of a crossbeam-channel
+    /// send: one compare-and-swap and a slot write, no lock.
     pub const DEFAULT: MailboxKind = MailboxKind::Segmented { capacity: 1024 };
 
     /// `BQueue` with a `capacity`-slot ring.

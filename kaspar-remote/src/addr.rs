@@ -4,7 +4,6 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
-use std::time::Instant;
 
 use kaspar::{Addr, Ask, AskError, Delivered, Handler, SendError, Target, Terminated};
 
@@ -208,8 +207,7 @@ impl<A: RemoteActor> RemoteAddr<A> {
     fn expect_reply<M: Wire>(&self, msg: M, complete: Complete) -> Result<(), SendError<M>> {
         let pending = &self.shared.pending;
         let id = pending.next_id();
-        let deadline = Instant::now() + self.shared.config.reply_timeout;
-        pending.insert(id, self.peer.id, deadline, complete);
+        pending.insert(id, self.peer.id, self.shared.config.reply_timeout, complete);
         self.frame(Kind::Ask, id, msg)
             .inspect_err(|_| pending.cancel(id))
     }

@@ -135,14 +135,16 @@ impl<T: Transport> Node<T> {
     /// Returns the reply, the ask's own error (a remote ask fails with
     /// [`AskError::PeerLost`] after [`NodeConfig::reply_timeout`]), or
     /// [`AskError::Timeout`] once `timeout` has passed, leaving the ask
-    /// to be waited on again. Any [`Ask`] can be waited on this way; a
-    /// local one simply spins.
+    /// to be waited on again. `timeout` counts from the first clock read,
+    /// a few dozen polls in (a microsecond or two): a reply that comes at
+    /// once costs no clock read, about 20 ns on a VM. Any [`Ask`] can be
+    /// waited on this way; a local one simply spins.
     pub fn wait_polling<R: Send + 'static>(
         &self,
         ask: &mut Ask<R>,
         timeout: Duration,
     ) -> Result<R, AskError> {
-        let deadline = Instant::now() + timeout;
+        let mut deadline = None;
         let batch = self.shared.config.poll_batch.max(1);
         if let Some(outcome) = ask.try_take() {
             return outcome;
@@ -170,8 +172,11 @@ impl<T: Transport> Node<T> {
                     return outcome;
                 }
             }
-            if polls.is_multiple_of(64) && Instant::now() >= deadline {
-                return ask.try_take().unwrap_or(Err(AskError::Timeout));
+            if polls.is_multiple_of(64) {
+                let now = Instant::now();
+                if now >= *deadline.get_or_insert(now + timeout) {
+                    return ask.try_take().unwrap_or(Err(AskError::Timeout));
+                }
             }
         }
     }
@@ -306,7 +311,7 @@ impl<T: Transport> Node<T> {
         shared.pending.insert(
             id,
             peer.id,
-            Instant::now() + timeout,
+            timeout,
             Box::new(move |outcome: Outcome<'_>| match outcome {
                 Outcome::Reply(_) => route.deliver(Ok(())),
                 Outcome::Refused(why) => route.deliver(Err(why)),

@@ -8,6 +8,7 @@
 //! answered an ask of this process it yields its core once, so that the
 //! asking thread, when it waits for a core, runs at once.
 
+use std::borrow::Cow;
 use std::collections::hash_map::Entry;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -17,12 +18,13 @@ use crate::config::Gap;
 use crate::control::Hello;
 use crate::error::Refused;
 use crate::frame::{Frame, Header, Kind};
+use crate::idmap::IdMap;
 use crate::inbound::{Inbound, ReplyRoute};
-use crate::link::LinkRx;
+use crate::link::{LinkError, LinkRx};
 use crate::peer::Peer;
 use crate::pending::Outcome;
 use crate::policy::{Idle, IdleStrategy};
-use crate::shared::{Counters, SessionIn, Shared};
+use crate::shared::{Counters, Shared};
 use parking_lot::Mutex;
 
 /// How often the periodic work runs.
@@ -34,9 +36,69 @@ const TICK: Duration = Duration::from_millis(1);
 /// 32 empty polls take a few microseconds, far below [`TICK`].
 const SPIN_POLLS_PER_CLOCK: u32 = 32;
 
+/// A node's receiving side: the transport's inbox and what only the
+/// thread polling it touches, behind the node's inbox lock (the bridge
+/// thread polls, or a thread in `Node::wait_polling` does). So a frame
+/// costs no lock of its own: the sessions' sequence numbers and their
+/// links back are this struct's, and a reply route borrows its link from
+/// here instead of counting a reference.
+pub(crate) struct Inbox<R> {
+    rx: R,
+    /// The inbound sessions, by session id.
+    sessions: IdMap<SessionIn>,
+    /// Frames taken (read by [`Node::stats`](crate::Node::stats) from
+    /// another thread, written only here: no read-modify-write).
+    frames_in: u64,
+}
+
+/// An inbound session: the frames one connection to this node sent.
+struct SessionIn {
+    /// The next sequence number expected.
+    expected: u64,
+    /// The sender's endpoint and the link back to it, once it said hello.
+    reply: Option<Arc<Peer>>,
+}
+
+impl<R: LinkRx> Inbox<R> {
+    pub(crate) fn new(rx: R) -> Self {
+        Inbox {
+            rx,
+            sessions: IdMap::default(),
+            frames_in: 0,
+        }
+    }
+
+    /// Takes up to `batch` frames and delivers them: returns how many it
+    /// took, and whether one answered an ask a thread of this process
+    /// waits for.
+    pub(crate) fn poll(
+        &mut self,
+        shared: &Shared,
+        batch: usize,
+    ) -> (Result<usize, LinkError>, bool) {
+        let Inbox {
+            rx,
+            sessions,
+            frames_in,
+        } = self;
+        let mut answered = false;
+        let polled = rx.poll(batch, &mut |bytes| {
+            *frames_in += 1;
+            answered |= shared.on_frame(sessions, bytes);
+        });
+        if matches!(polled, Ok(n) if n > 0) {
+            shared
+                .counters
+                .frames_in
+                .store(*frames_in, Ordering::Relaxed);
+        }
+        (polled, answered)
+    }
+}
+
 /// Polls `inbox` (unless a thread in `Node::wait_polling` holds it) and
 /// does the periodic work, until `stop`.
-pub(crate) fn run<R: LinkRx>(inbox: &Mutex<R>, shared: Arc<Shared>, stop: Arc<AtomicBool>) {
+pub(crate) fn run<R: LinkRx>(inbox: &Mutex<Inbox<R>>, shared: Arc<Shared>, stop: Arc<AtomicBool>) {
     // parking_lot allocates for a thread the first time it parks; do it
     // now, so a lock contended later, in steady state, allocates nothing.
     let (lock, cv) = (parking_lot::Mutex::new(()), parking_lot::Condvar::new());
@@ -47,10 +109,9 @@ pub(crate) fn run<R: LinkRx>(inbox: &Mutex<R>, shared: Arc<Shared>, stop: Arc<At
     let mut last_tick = Instant::now();
     let batch = shared.config.poll_batch.max(1);
     while !stop.load(Ordering::Acquire) {
-        let mut answered = false;
-        let polled = match inbox.try_lock() {
-            Some(mut rx) => rx.poll(batch, &mut |bytes| answered |= shared.on_frame(bytes)),
-            None => Ok(0),
+        let (polled, answered) = match inbox.try_lock() {
+            Some(mut inbox) => inbox.poll(&shared, batch),
+            None => (Ok(0), false),
         };
         match polled {
             Ok(0) | Err(_) => idle.wait(Some(last_tick + TICK)),
@@ -81,8 +142,7 @@ pub(crate) fn run<R: LinkRx>(inbox: &Mutex<R>, shared: Arc<Shared>, stop: Arc<At
 impl Shared {
     /// One frame from the inbox; returns whether it answered an ask that
     /// a thread of this process waits for.
-    pub(crate) fn on_frame(&self, bytes: &[u8]) -> bool {
-        Counters::bump(&self.counters.frames_in, 1);
+    fn on_frame(&self, sessions: &mut IdMap<SessionIn>, bytes: &[u8]) -> bool {
         let frame = match Frame::parse(bytes) {
             Ok(f) => f,
             Err(_) => {
@@ -91,11 +151,11 @@ impl Shared {
             }
         };
         let h = frame.header;
-        let Some(back) = self.in_sequence(&h) else {
+        let Some(back) = self.in_sequence(sessions, &h) else {
             return false;
         };
         match h.kind {
-            Kind::Hello => self.on_hello(&h, frame.body),
+            Kind::Hello => self.on_hello(sessions, &h, frame.body),
             Kind::Welcome | Kind::Reply => {
                 return self
                     .pending
@@ -108,22 +168,22 @@ impl Shared {
             }
             Kind::Tell | Kind::Ask => self.on_message(&h, frame.body, back),
             Kind::Bye => {
-                self.sessions.lock().remove(&h.session);
+                sessions.remove(&h.session);
             }
         }
         false
     }
 
-    /// Tracks the frame's session and sequence number: a frame from the
-    /// past is a duplicate and dropped (at most once); a jump forward is a
-    /// gap, reported.
     /// Checks the frame's sequence number against its session: `None`
-    /// for a duplicate (dropped), otherwise the link back to the sender
-    /// when the frame is an ask and the session has said hello (so an ask
-    /// takes the session lock once).
-    fn in_sequence(&self, h: &Header) -> Option<Option<Arc<Peer>>> {
+    /// for a frame from the past, a duplicate (dropped: at most once);
+    /// otherwise the link back to the sender when the frame is an ask and
+    /// the session has said hello. A jump forward is a gap, reported.
+    fn in_sequence<'s>(
+        &self,
+        sessions: &'s mut IdMap<SessionIn>,
+        h: &Header,
+    ) -> Option<Option<&'s Arc<Peer>>> {
         let (missed, back) = {
-            let mut sessions = self.sessions.lock();
             match sessions.entry(h.session) {
                 Entry::Vacant(v) => {
                     v.insert(SessionIn {
@@ -132,8 +192,8 @@ impl Shared {
                     });
                     (h.seq, None)
                 }
-                Entry::Occupied(mut o) => {
-                    let s = o.get_mut();
+                Entry::Occupied(o) => {
+                    let s = o.into_mut();
                     if h.seq < s.expected {
                         Counters::bump(&self.counters.duplicates, 1);
                         return None;
@@ -141,7 +201,7 @@ impl Shared {
                     let missed = h.seq - s.expected;
                     s.expected = h.seq + 1;
                     let back = if h.kind == Kind::Ask {
-                        s.reply.clone()
+                        s.reply.as_ref()
                     } else {
                         None
                     };
@@ -160,7 +220,7 @@ impl Shared {
         Some(back)
     }
 
-    fn on_hello(&self, h: &Header, body: &[u8]) {
+    fn on_hello(&self, sessions: &mut IdMap<SessionIn>, h: &Header, body: &[u8]) {
         let Ok(hello) = postcard::from_bytes::<Hello>(body) else {
             Counters::bump(&self.counters.rejected, 1);
             return;
@@ -171,7 +231,6 @@ impl Shared {
             return;
         };
         let previous = {
-            let mut sessions = self.sessions.lock();
             if let Some(s) = sessions.get_mut(&h.session) {
                 s.reply = Some(back.clone());
             }
@@ -218,11 +277,11 @@ impl Shared {
 
     /// A tell or an ask for an exported actor; `back` is the link to the
     /// asker (see `in_sequence`).
-    fn on_message(&self, h: &Header, body: &[u8], back: Option<Arc<Peer>>) {
+    fn on_message(&self, h: &Header, body: &[u8], back: Option<&Arc<Peer>>) {
         let reply = if h.kind == Kind::Ask {
             match back {
                 Some(peer) => Some(ReplyRoute {
-                    peer,
+                    peer: Cow::Borrowed(peer),
                     correlation: h.correlation,
                     policy: self.config.policy,
                 }),

@@ -2,6 +2,7 @@
 //! `fast_send`, with an ask's reply encoded back to the asker; and the
 //! journal's form of an inbound message, [`RemoteInput`].
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,7 +25,7 @@ pub struct Inbound<'a> {
     pub(crate) wire_id: u32,
     pub(crate) body: &'a [u8],
     /// Where an ask's reply goes; `None` for a tell (and in a replay).
-    pub(crate) reply: Option<ReplyRoute>,
+    pub(crate) reply: Option<ReplyRoute<'a>>,
     /// Deliver by `fast_send` (on the bridge thread) instead of `send`.
     pub(crate) fast: bool,
     /// How long to wait for room in a full mailbox.
@@ -49,15 +50,27 @@ impl Inbound<'_> {
     }
 }
 
-/// The way back to the process that asked.
+/// The way back to the process that asked. The bridge lends it the link
+/// (no reference count touched for a reply sent at once, as from a
+/// `fast_send` export); a route kept past the frame, as a queued
+/// message's, owns its link ([`owned`](Self::owned)).
 #[derive(Clone)]
-pub(crate) struct ReplyRoute {
-    pub(crate) peer: Arc<Peer>,
+pub(crate) struct ReplyRoute<'a> {
+    pub(crate) peer: Cow<'a, Arc<Peer>>,
     pub(crate) correlation: u64,
     pub(crate) policy: SendPolicy,
 }
 
-impl ReplyRoute {
+impl ReplyRoute<'_> {
+    /// The route, owning its link.
+    pub(crate) fn owned(self) -> ReplyRoute<'static> {
+        ReplyRoute {
+            peer: Cow::Owned(self.peer.into_owned()),
+            correlation: self.correlation,
+            policy: self.policy,
+        }
+    }
+
     fn reply<R: Serialize>(&self, reply: &R) {
         let sent = self
             .peer
@@ -80,7 +93,7 @@ impl ReplyRoute {
 /// asker, or, dropped without one (the handler panicked, the actor stopped
 /// first), tells the asker so.
 struct WireReplySink {
-    route: ReplyRoute,
+    route: ReplyRoute<'static>,
     done: AtomicBool,
 }
 
@@ -105,7 +118,7 @@ impl Drop for WireReplySink {
     }
 }
 
-fn refuse(route: Option<ReplyRoute>, why: Refused) -> Result<(), Refused> {
+fn refuse(route: Option<ReplyRoute<'_>>, why: Refused) -> Result<(), Refused> {
     if let Some(route) = route {
         route.refuse(&why);
     }
@@ -176,7 +189,7 @@ where
         },
         (Some(route), false) => {
             let sink = Arc::new(WireReplySink {
-                route,
+                route: route.owned(),
                 done: AtomicBool::new(false),
             });
             let to: ReplyTo<<A as Handler<M>>::Reply> = ReplyTo::to_sink(sink.clone());
@@ -218,7 +231,7 @@ pub struct RemoteInput {
     pub body: Vec<u8>,
     /// An ask's way back; never journaled.
     #[serde(skip)]
-    reply: Option<ReplyRoute>,
+    reply: Option<ReplyRoute<'static>>,
 }
 
 impl RemoteInput {
@@ -238,11 +251,11 @@ impl RemoteInput {
         }
     }
 
-    pub(crate) fn live(wire_id: u32, body: &[u8], reply: Option<ReplyRoute>) -> RemoteInput {
+    pub(crate) fn live(wire_id: u32, body: &[u8], reply: Option<ReplyRoute<'_>>) -> RemoteInput {
         RemoteInput {
             wire_id,
             body: body.to_vec(),
-            reply,
+            reply: reply.map(ReplyRoute::owned),
         }
     }
 

@@ -11,14 +11,14 @@ use kaspar::{Addr, Ask, AskError};
 use parking_lot::Mutex;
 
 use crate::addr::RemoteAddr;
-use crate::bridge;
+use crate::bridge::{self, Inbox};
 use crate::config::Gap;
 use crate::config::{Export, NodeConfig, NodeStats};
 use crate::control::{ExportRecord, Hello};
 use crate::error::{ExportError, LookupError, Refused};
 use crate::frame::Kind;
 use crate::inbound::{Inbound, RemoteInput};
-use crate::link::{LinkRx, LinkTx, Transport};
+use crate::link::{LinkTx, Transport};
 use crate::pending::Outcome;
 use crate::policy::SendPolicy;
 use crate::shared::{DeliverFn, ExportSlot, Shared};
@@ -69,7 +69,7 @@ pub struct Node<T: Transport> {
     /// The inbox, polled by the bridge thread and by a thread in
     /// [`wait_polling`](Node::wait_polling): whoever holds the lock polls,
     /// so frames are taken, and delivered, one thread at a time.
-    inbox: Arc<Mutex<T::Rx>>,
+    inbox: Arc<Mutex<Inbox<T::Rx>>>,
     stop: Arc<AtomicBool>,
     bridge: Option<JoinHandle<()>>,
 }
@@ -93,7 +93,7 @@ impl<T: Transport> Node<T> {
         endpoint: &str,
         config: NodeConfig,
     ) -> Result<Self, crate::LinkError> {
-        let inbox = Arc::new(Mutex::new(transport.listen(endpoint)?));
+        let inbox = Arc::new(Mutex::new(Inbox::new(transport.listen(endpoint)?)));
         let transport = Arc::new(transport);
         let t = transport.clone();
         let connect = Box::new(move |ep: &str, timeout: Duration| {
@@ -160,11 +160,7 @@ impl<T: Transport> Node<T> {
             if let Some(mut inbox) = self.inbox.try_lock() {
                 // A failed poll is the bridge's to report (its periodic
                 // work finds the lost link); here it is only no frames.
-                took = inbox
-                    .poll(batch, &mut |bytes| {
-                        self.shared.on_frame(bytes);
-                    })
-                    .unwrap_or(0);
+                took = inbox.poll(&self.shared, batch).0.unwrap_or(0);
             }
             polls = polls.wrapping_add(1);
             if took > 0 || polls.is_multiple_of(16) {

@@ -12,7 +12,6 @@ use parking_lot::{Mutex, RwLock};
 use crate::config::{Gap, NodeConfig, NodeStats};
 use crate::control::PreviousSession;
 use crate::error::Refused;
-use crate::idmap::IdMap;
 use crate::inbound::Inbound;
 use crate::link::{Announcement, LinkError, LinkTx};
 use crate::peer::{Peer, Watcher};
@@ -31,14 +30,6 @@ pub(crate) struct ExportSlot {
     pub(crate) schema: u64,
     pub(crate) deliver: DeliverFn,
     pub(crate) _announcement: Announcement,
-}
-
-/// An inbound session: the frames one connection to this node sent.
-pub(crate) struct SessionIn {
-    /// The next sequence number expected.
-    pub(crate) expected: u64,
-    /// The sender's endpoint and the link back to it, once it said hello.
-    pub(crate) reply: Option<Arc<Peer>>,
 }
 
 #[derive(Default)]
@@ -68,7 +59,6 @@ pub(crate) struct Shared {
     pub(crate) pending: Pending,
     pub(crate) counters: Counters,
     pub(crate) exports: RwLock<Vec<Option<ExportSlot>>>,
-    pub(crate) sessions: Mutex<IdMap<SessionIn>>,
     peers: Mutex<Peers>,
     gaps: Mutex<Vec<Gap>>,
     connect: Connect,
@@ -106,7 +96,6 @@ impl Shared {
             pending: Pending::default(),
             counters: Counters::default(),
             exports: RwLock::new(Vec::new()),
-            sessions: Mutex::new(IdMap::default()),
             peers: Mutex::new(Peers::default()),
             gaps: Mutex::new(Vec::new()),
             connect,

@@ -5,9 +5,9 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use kaspar::{Addr, Ask, AskError, Delivered, Handler, SendError, Target, Terminated};
+use kaspar::{Addr, Ask, Delivered, Handler, SendError, Target, Terminated};
 
-use crate::error::{PolicyError, Refused};
+use crate::error::PolicyError;
 use crate::frame::Kind;
 use crate::peer::{Peer, SendFail};
 use crate::pending::{Complete, Outcome};
@@ -165,19 +165,8 @@ impl<A: RemoteActor> RemoteAddr<A> {
     where
         A: RemoteHandler<M>,
     {
-        let (ask, route) = kaspar::__private::ask_pair::<<A as Handler<M>>::Reply>();
-        self.expect_reply(
-            msg,
-            Box::new(move |outcome: Outcome<'_>| match outcome {
-                Outcome::Reply(body) => match postcard::from_bytes(body) {
-                    Ok(reply) => route.deliver(reply),
-                    Err(_) => route.fail(AskError::Dropped),
-                },
-                Outcome::Refused(Refused::Panicked) => route.fail(AskError::Panicked),
-                Outcome::Refused(_) => route.fail(AskError::Dropped),
-                Outcome::Lost => route.fail(AskError::PeerLost),
-            }),
-        )?;
+        let (ask, slot) = kaspar::__private::ask_slot::<<A as Handler<M>>::Reply>();
+        self.expect_reply(msg, Complete::slot(slot))?;
         Ok(ask)
     }
 
@@ -193,13 +182,13 @@ impl<A: RemoteActor> RemoteAddr<A> {
         let reply_to = reply_to.clone();
         self.expect_reply(
             msg,
-            Box::new(move |outcome: Outcome<'_>| {
+            Complete::Call(Box::new(move |outcome: Outcome<'_>| {
                 if let Outcome::Reply(body) = outcome {
                     if let Ok(reply) = postcard::from_bytes::<<A as Handler<M>>::Reply>(body) {
                         let _ = reply_to.send(reply);
                     }
                 }
-            }),
+            })),
         )
     }
 

@@ -19,7 +19,7 @@ use crate::error::{ExportError, LookupError, Refused};
 use crate::frame::Kind;
 use crate::inbound::{Inbound, RemoteInput};
 use crate::link::{LinkTx, Transport};
-use crate::pending::Outcome;
+use crate::pending::{Complete, Outcome};
 use crate::policy::SendPolicy;
 use crate::shared::{DeliverFn, ExportSlot, Shared};
 use crate::wire::RemoteActor;
@@ -308,11 +308,11 @@ impl<T: Transport> Node<T> {
             id,
             peer.id,
             timeout,
-            Box::new(move |outcome: Outcome<'_>| match outcome {
+            Complete::Call(Box::new(move |outcome: Outcome<'_>| match outcome {
                 Outcome::Reply(_) => route.deliver(Ok(())),
                 Outcome::Refused(why) => route.deliver(Err(why)),
                 Outcome::Lost => route.fail(AskError::PeerLost),
-            }),
+            })),
         );
         let policy = SendPolicy::Wait(timeout);
         if peer

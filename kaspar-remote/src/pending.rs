@@ -11,7 +11,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
+use kaspar::__private::AskSlot;
+use kaspar::AskError;
 use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
 
 use crate::error::Refused;
 use crate::idmap::IdMap;
@@ -26,8 +31,48 @@ pub(crate) enum Outcome<'a> {
     Lost,
 }
 
-/// Completes one pending ask; called exactly once.
-pub(crate) type Complete = Box<dyn FnOnce(Outcome<'_>) + Send>;
+/// Completes one pending ask; run exactly once.
+pub(crate) enum Complete {
+    /// An `ask`'s reply slot, decoded into in place: the slot is the
+    /// entry, so a remote ask allocates nothing here.
+    Slot(Arc<dyn Fill>),
+    /// Anything else (a `request`'s reply sent on as a message, a
+    /// lookup's hello).
+    Call(Box<dyn FnOnce(Outcome<'_>) + Send>),
+}
+
+impl Complete {
+    /// The entry for an `ask` whose handle waits on `slot`.
+    pub(crate) fn slot<R: DeserializeOwned + Send + 'static>(slot: Arc<AskSlot<R>>) -> Complete {
+        Complete::Slot(slot)
+    }
+
+    fn run(self, outcome: Outcome<'_>) {
+        match self {
+            Complete::Slot(slot) => slot.fill(outcome),
+            Complete::Call(call) => call(outcome),
+        }
+    }
+}
+
+/// An ask's slot, whatever its reply type.
+pub(crate) trait Fill: Send + Sync {
+    /// Completes the asker's handle with `outcome`'s reply, decoded, or
+    /// the error it stands for.
+    fn fill(self: Arc<Self>, outcome: Outcome<'_>);
+}
+
+impl<R: DeserializeOwned + Send + 'static> Fill for AskSlot<R> {
+    fn fill(self: Arc<Self>, outcome: Outcome<'_>) {
+        let value = match outcome {
+            Outcome::Reply(body) => postcard::from_bytes(body).map_err(|_| AskError::Dropped),
+            Outcome::Refused(Refused::Panicked) => Err(AskError::Panicked),
+            Outcome::Refused(_) => Err(AskError::Dropped),
+            Outcome::Lost => Err(AskError::PeerLost),
+        };
+        AskSlot::fill(self, value);
+    }
+}
 
 struct Entry {
     peer: u64,
@@ -93,7 +138,7 @@ impl Pending {
         let entry = self.table.lock().entries.remove(&id);
         match entry {
             Some(e) => {
-                (e.complete)(outcome);
+                e.complete.run(outcome);
                 true
             }
             None => false,
@@ -115,7 +160,7 @@ impl Pending {
         };
         let n = lost.len();
         for e in lost {
-            (e.complete)(Outcome::Lost);
+            e.complete.run(Outcome::Lost);
         }
         n
     }
@@ -149,7 +194,7 @@ impl Pending {
         };
         let n = expired.len();
         for e in expired {
-            (e.complete)(Outcome::Lost);
+            e.complete.run(Outcome::Lost);
         }
         n
     }
@@ -163,13 +208,21 @@ impl Pending {
             t.entries.drain().map(|(_, e)| e).collect()
         };
         for e in all {
-            (e.complete)(Outcome::Lost);
+            e.complete.run(Outcome::Lost);
         }
     }
 
     /// Entries waiting.
     pub(crate) fn len(&self) -> usize {
         self.table.lock().entries.len()
+    }
+}
+
+impl Drop for Pending {
+    /// An ask's slot dropped unfilled would leave its handle waiting for
+    /// ever: whatever is still pending fails as lost.
+    fn drop(&mut self) {
+        self.fail_all();
     }
 }
 
@@ -182,13 +235,13 @@ mod tests {
     /// An entry that counts how it ended: 1 lost, 2 reply.
     fn entry(ended: &Arc<AtomicUsize>) -> Complete {
         let ended = ended.clone();
-        Box::new(move |o: Outcome<'_>| {
+        Complete::Call(Box::new(move |o: Outcome<'_>| {
             let code = match o {
                 Outcome::Lost => 1,
                 _ => 2,
             };
             ended.store(code, Ordering::SeqCst);
-        })
+        }))
     }
 
     #[test]

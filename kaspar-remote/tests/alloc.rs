@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use kaspar::prelude::*;
 use kaspar_remote::loopback::Loopback;
-use kaspar_remote::{Node, SendPolicy};
+use kaspar_remote::{Export, Node, SendPolicy};
 use kaspar_suite::alloc::{allocations, warm_parking, Counting};
 use serde::{Deserialize, Serialize};
 
@@ -50,7 +50,7 @@ fn handled(count: &AtomicU64, n: u64) {
 }
 
 #[test]
-fn remote_deliveries_allocate_nothing_but_an_asks_bookkeeping() {
+fn remote_deliveries_allocate_nothing_but_a_queued_asks_route_back() {
     let net = Loopback::new(1024);
     let system = System::new();
     let count = Arc::new(AtomicU64::new(0));
@@ -65,12 +65,16 @@ fn remote_deliveries_allocate_nothing_but_an_asks_bookkeeping() {
         .start();
     let server = Node::new(net.clone(), "server").unwrap();
     server.export("book", &book).unwrap();
+    server
+        .export_with("book_inline", &book, Export::new().fast_send())
+        .unwrap();
     let client = Node::new(net, "client").unwrap();
     let remote = client
         .lookup::<Book>("book")
         .unwrap()
         .with_policy(SendPolicy::Wait(Duration::from_secs(5)))
         .unwrap();
+    let inline = client.lookup::<Book>("book_inline").unwrap();
     warm_parking();
     let order = |id| Order {
         id,
@@ -86,6 +90,8 @@ fn remote_deliveries_allocate_nothing_but_an_asks_bookkeeping() {
             sent += 1;
         }
         assert_eq!(remote.ask(order(sent)).unwrap().wait().unwrap(), sent);
+        sent += 1;
+        assert_eq!(inline.ask(order(sent)).unwrap().wait().unwrap(), sent);
         sent += 1;
     }
     handled(&count, sent);
@@ -104,8 +110,22 @@ fn remote_deliveries_allocate_nothing_but_an_asks_bookkeeping() {
         "allocations for 10k remote tells"
     );
 
-    // an ask: the asker's pending entry (one box) and the replier's route
-    // back (one shared record); the reply slot comes from the cache
+    // an ask to an actor that runs it inline on the bridge (`fast_send`
+    // export): the reply slot comes from the asker's cache and is itself
+    // the pending entry; the reply is encoded straight back
+    let before = allocations();
+    for _ in 0..1_000 {
+        assert_eq!(inline.ask(order(sent)).unwrap().wait().unwrap(), sent);
+        sent += 1;
+    }
+    assert_eq!(
+        allocations() - before,
+        0,
+        "allocations for 1k remote asks run inline"
+    );
+
+    // an ask queued in the actor's mailbox: the replier's route back (one
+    // shared record, which outlives the frame), nothing else
     let before = allocations();
     for _ in 0..1_000 {
         assert_eq!(remote.ask(order(sent)).unwrap().wait().unwrap(), sent);
@@ -113,7 +133,7 @@ fn remote_deliveries_allocate_nothing_but_an_asks_bookkeeping() {
     }
     assert_eq!(
         allocations() - before,
-        2 * 1_000,
+        1_000,
         "allocations for 1k remote asks"
     );
 

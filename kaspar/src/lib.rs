@@ -299,7 +299,7 @@ pub mod __private {
     // What kaspar-remote builds on (a remote `ask`'s handle, an inbound
     // `ask`'s reply route, a remote actor's identity in `Terminated`).
     pub use crate::actor::addr::send_with_reply;
-    pub use crate::reply::{ask_pair, ReplySink};
+    pub use crate::reply::{ask_pair, ask_slot, ReplySink, Slot as AskSlot};
 
     /// A fresh identity for an actor in another process, named `name`
     /// (its type name) and `instance` (the name it is exported under).

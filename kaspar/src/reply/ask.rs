@@ -21,8 +21,10 @@ use crate::guard::chain;
 use crate::guard::deadlock::{self, Registered, WaitKind, WaitOn};
 use crate::guard::lock::ActorLock;
 
-/// The one-shot meeting point of an `ask` and its reply.
-pub(crate) struct Slot<R> {
+/// The one-shot meeting point of an `ask` and its reply. Public only
+/// through `__private` (kaspar-remote keeps a remote ask's slot as its
+/// pending entry, with no box around it).
+pub struct Slot<R> {
     state: Mutex<SlotState<R>>,
     /// Set (under the lock) when `value` is stored, cleared when the slot
     /// is recycled: a waiter polls it without taking the lock the replier
@@ -38,6 +40,14 @@ struct SlotState<R> {
     waker: Option<Waker>,
 }
 
+impl<R> fmt::Debug for Slot<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Slot")
+            .field("ready", &self.ready.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
 impl<R> Slot<R> {
     pub(crate) fn new() -> Self {
         Slot {
@@ -48,6 +58,13 @@ impl<R> Slot<R> {
             }),
             ready: AtomicBool::new(false),
         }
+    }
+
+    /// Completes the asker's handle with `value`, as a reply route does
+    /// (kaspar-remote: a reply or error from another process).
+    #[doc(hidden)]
+    pub fn fill(this: Arc<Self>, value: Result<R, AskError>) {
+        Slot::complete(this, value);
     }
 
     /// Stores the value, lets go of the replier's reference, *then* wakes

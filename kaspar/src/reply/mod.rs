@@ -20,7 +20,8 @@ use crate::error::AskError;
 #[cfg(loom)]
 pub(crate) use ask::cached_slots;
 pub use ask::Ask;
-pub(crate) use ask::{slot, AskTarget, Asked, Slot};
+pub use ask::Slot;
+pub(crate) use ask::{slot, AskTarget, Asked};
 
 /// Where the reply to a queued message goes. Built by the runtime, consumed
 /// by the generated dispatch.
@@ -57,8 +58,18 @@ pub trait ReplySink<R>: Send + Sync {
 /// completes it. Dropping the route unused completes the handle with
 /// [`AskError::Dropped`]; [`ReplyTo::fail`] picks the error.
 pub fn ask_pair<R: Send + 'static>() -> (Ask<R>, ReplyTo<R>) {
+    let (ask, slot) = ask_slot::<R>();
+    (ask, ReplyTo::ask(slot))
+}
+
+/// [`ask_pair`] with the bare slot for the route (kaspar-remote keeps it
+/// as a pending ask's entry, type-erased without a box). Unlike a
+/// [`ReplyTo`], a slot dropped unfilled does not complete the handle:
+/// its holder must [`fill`](Slot::fill) it exactly once.
+#[doc(hidden)]
+pub fn ask_slot<R: Send + 'static>() -> (Ask<R>, sync::Arc<Slot<R>>) {
     let slot = slot::<R>();
-    (Ask::new(sync::Arc::clone(&slot), None), ReplyTo::ask(slot))
+    (Ask::new(sync::Arc::clone(&slot), None), slot)
 }
 
 impl<R> ReplyTo<R> {

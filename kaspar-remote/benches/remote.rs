@@ -14,7 +14,9 @@
 //! `raw` (the engine's own API, as a hand-written client would use it),
 //! `link` (kaspar-remote's `LinkTx` / `LinkRx` over it) and `kaspar` (an
 //! `ask` to an actor exported with `fast_send` by the echo process, through
-//! both nodes: `remote/kaspar_case.rs`, generic over the transport).
+//! both nodes: `remote/kaspar_case.rs`, generic over the transport), whose
+//! message is an order's eleven numeric fields; `kaspar_bytes` is the same
+//! with a message of opaque bytes, as the raw case's frame is.
 //! Transports: `iceoryx2` (shared memory, `remote/iox.rs`), `aeron_ipc`
 //! (Aeron IPC through one media driver) and `aeron_udp` (Aeron UDP on
 //! 127.0.0.1, a media driver in each process; `remote/aeron.rs`).
@@ -104,7 +106,13 @@ const CASES: &[Case] = &[
     #[cfg(feature = "iceoryx2")]
     Case {
         name: "iceoryx2/kaspar",
-        ping: kaspar_case::ping::<iox::Iox>,
+        ping: kaspar_case::ping::<iox::Iox, kaspar_case::Ping>,
+        echo: kaspar_case::echo::<iox::Iox>,
+    },
+    #[cfg(feature = "iceoryx2")]
+    Case {
+        name: "iceoryx2/kaspar_bytes",
+        ping: kaspar_case::ping::<iox::Iox, kaspar_case::Blob>,
         echo: kaspar_case::echo::<iox::Iox>,
     },
     #[cfg(feature = "aeron")]
@@ -122,7 +130,13 @@ const CASES: &[Case] = &[
     #[cfg(feature = "aeron")]
     Case {
         name: "aeron_ipc/kaspar",
-        ping: kaspar_case::ping::<aeron::Ipc>,
+        ping: kaspar_case::ping::<aeron::Ipc, kaspar_case::Ping>,
+        echo: kaspar_case::echo::<aeron::Ipc>,
+    },
+    #[cfg(feature = "aeron")]
+    Case {
+        name: "aeron_ipc/kaspar_bytes",
+        ping: kaspar_case::ping::<aeron::Ipc, kaspar_case::Blob>,
         echo: kaspar_case::echo::<aeron::Ipc>,
     },
     #[cfg(feature = "aeron")]
@@ -140,7 +154,13 @@ const CASES: &[Case] = &[
     #[cfg(feature = "aeron")]
     Case {
         name: "aeron_udp/kaspar",
-        ping: kaspar_case::ping::<aeron::Udp>,
+        ping: kaspar_case::ping::<aeron::Udp, kaspar_case::Ping>,
+        echo: kaspar_case::echo::<aeron::Udp>,
+    },
+    #[cfg(feature = "aeron")]
+    Case {
+        name: "aeron_udp/kaspar_bytes",
+        ping: kaspar_case::ping::<aeron::Udp, kaspar_case::Blob>,
         echo: kaspar_case::echo::<aeron::Udp>,
     },
 ];

@@ -9,6 +9,12 @@
 //! bridge keeps the default idle strategy. So each process has one busy
 //! thread, as in the raw case.
 //!
+//! Two messages of 64 bytes, each its own case: [`Ping`] (`kaspar`), an
+//! order's numeric fields, which postcard writes field by field as
+//! varints, and [`Blob`] (`kaspar_bytes`), a number and 48 opaque bytes,
+//! which postcard copies whole. The raw cases move 64 opaque bytes; the
+//! difference between the two kaspar rows is the codec's share.
+//!
 //! Also `idle_cpu`: what a node costs while nothing arrives, per idle
 //! strategy.
 
@@ -66,6 +72,72 @@ pub struct Ping {
 
 const _: () = assert!(std::mem::size_of::<Ping>() == 64);
 
+/// A message of a case: made from its round trip's number, answered with
+/// it.
+pub(super) trait Probe: kaspar_remote::Wire + Send + 'static
+where
+    Echo: kaspar_remote::RemoteHandler<Self, Reply = u64>,
+{
+    fn make(n: u64, stop: bool) -> Self;
+}
+
+impl Probe for Ping {
+    fn make(n: u64, stop: bool) -> Ping {
+        Ping::order(n, stop)
+    }
+}
+
+/// 64 bytes as the raw cases send them: the round trip's number and 48
+/// opaque bytes (postcard: a varint length, then one copy), and the stop
+/// flag.
+#[derive(Serialize, Deserialize, kaspar_remote::Wire)]
+#[wire(id = 2)]
+pub struct Blob {
+    n: u64,
+    stop: bool,
+    payload: Opaque,
+}
+
+const _: () = assert!(std::mem::size_of::<Blob>() <= 64);
+
+/// Bytes that serde hands the codec as one slice (`serialize_bytes`), as
+/// `serde_bytes` would, rather than element by element.
+pub struct Opaque([u8; 48]);
+
+impl Serialize for Opaque {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Opaque {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Bytes;
+        impl serde::de::Visitor<'_> for Bytes {
+            type Value = Opaque;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("48 bytes")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Opaque, E> {
+                v.try_into()
+                    .map(Opaque)
+                    .map_err(|_| E::invalid_length(v.len(), &self))
+            }
+        }
+        d.deserialize_bytes(Bytes)
+    }
+}
+
+impl Probe for Blob {
+    fn make(n: u64, stop: bool) -> Blob {
+        Blob {
+            n,
+            stop,
+            payload: Opaque([0xa5; 48]),
+        }
+    }
+}
+
 impl Ping {
     fn order(n: u64, stop: bool) -> Ping {
         Ping {
@@ -99,6 +171,14 @@ impl Echo {
         }
         p.n
     }
+
+    #[handler(Blob)]
+    fn on_blob(&mut self, b: Blob, _ctx: &mut Ctx<Self>) -> u64 {
+        if b.stop {
+            self.stop.store(true, Ordering::Release);
+        }
+        b.n
+    }
 }
 
 fn node<T: Transport>(t: T, session: &str, side: &str, idle: IdleStrategy) -> Node<T> {
@@ -109,7 +189,10 @@ fn node<T: Transport>(t: T, session: &str, side: &str, idle: IdleStrategy) -> No
     Node::with_config(t, &endpoint(session, side), config).expect("a node")
 }
 
-pub(super) fn ping<M: Medium>(session: &Session, plan: Plan) -> Vec<u64> {
+pub(super) fn ping<M: Medium, P: Probe>(session: &Session, plan: Plan) -> Vec<u64>
+where
+    Echo: kaspar_remote::RemoteHandler<P, Reply = u64>,
+{
     let (t, env) = M::ping_side(session.name());
     // The asking thread polls (`wait_polling`); the bridge need not spin.
     let node = node(t, session.name(), "ping", IdleStrategy::DEFAULT);
@@ -127,7 +210,7 @@ pub(super) fn ping<M: Medium>(session: &Session, plan: Plan) -> Vec<u64> {
     };
     let mut rt = Vec::with_capacity(plan.samples);
     for i in 0..(plan.warmup + plan.samples) as u64 {
-        let p = Ping::order(i, false);
+        let p = P::make(i, false);
         let start = Instant::now();
         let mut ask = echo.ask(p).unwrap_or_else(|e| panic!("ask: {e}"));
         let back = node
@@ -139,7 +222,7 @@ pub(super) fn ping<M: Medium>(session: &Session, plan: Plan) -> Vec<u64> {
             rt.push(took);
         }
     }
-    let stop = Ping::order(0, true);
+    let stop = P::make(0, true);
     echo.send(stop).unwrap_or_else(|e| panic!("stop: {e}"));
     // The node (and its transport, which may hold the media driver the
     // echo process uses) stays until the echo process has exited.

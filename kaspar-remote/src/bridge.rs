@@ -106,17 +106,13 @@ pub(crate) fn run<R: LinkRx>(inbox: &Mutex<Inbox<R>>, shared: Arc<Shared>, stop:
     let mut idle = Idle::with(shared.config.idle);
     let spin = shared.config.idle == IdleStrategy::Spin;
     let mut unclocked = 0u32;
-    let mut last_tick = Instant::now();
+    let mut next_tick = Instant::now() + TICK;
     let batch = shared.config.poll_batch.max(1);
     while !stop.load(Ordering::Acquire) {
         let (polled, answered) = match inbox.try_lock() {
             Some(mut inbox) => inbox.poll(&shared, batch),
             None => (Ok(0), false),
         };
-        match polled {
-            Ok(0) | Err(_) => idle.wait(Some(last_tick + TICK)),
-            Ok(_) => idle.reset(),
-        }
         if answered {
             // The thread waiting for that reply may be queued for this
             // core (a busy machine, or fewer cores than busy threads):
@@ -125,16 +121,23 @@ pub(crate) fn run<R: LinkRx>(inbox: &Mutex<Inbox<R>>, shared: Arc<Shared>, stop:
             std::thread::yield_now();
         }
         if spin {
+            // Little between two polls but this count: every instruction
+            // here is added to the moment a frame is seen.
             unclocked += 1;
             if unclocked < SPIN_POLLS_PER_CLOCK {
                 continue;
             }
             unclocked = 0;
+        } else {
+            match polled {
+                Ok(0) | Err(_) => idle.wait(Some(next_tick)),
+                Ok(_) => idle.reset(),
+            }
         }
         let now = Instant::now();
-        if now >= last_tick + TICK {
+        if now >= next_tick {
             shared.tick(now);
-            last_tick = now;
+            next_tick = now + TICK;
         }
     }
 }

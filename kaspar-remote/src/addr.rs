@@ -30,7 +30,7 @@ use crate::wire::{RemoteActor, RemoteHandler, Wire};
 /// `Ok` can still be lost with its link (the receiver then reports the
 /// gap). Nothing waits forever: a full buffer waits at most what the
 /// address's [`SendPolicy`] allows, and an `ask` fails with
-/// [`AskError::PeerLost`] when the link is lost or the node's reply timeout
+/// [`AskError::PeerLost`](kaspar::AskError::PeerLost) when the link is lost or the node's reply timeout
 /// passes.
 pub struct RemoteAddr<A> {
     shared: Arc<Shared>,
@@ -157,10 +157,10 @@ impl<A: RemoteActor> RemoteAddr<A> {
 
     /// Sends `msg` and returns a handle to its reply, as
     /// [`Addr::ask`]. Besides the local errors, the handle resolves to
-    /// [`AskError::PeerLost`] when the link is lost before the reply comes,
+    /// [`AskError::PeerLost`](kaspar::AskError::PeerLost) when the link is lost before the reply comes,
     /// or when the node's reply timeout passes; to
-    /// [`AskError::Panicked`] when the remote handler panicked, and to
-    /// [`AskError::Dropped`] when the remote node refused the message.
+    /// [`AskError::Panicked`](kaspar::AskError::Panicked) when the remote handler panicked, and to
+    /// [`AskError::Dropped`](kaspar::AskError::Dropped) when the remote node refused the message.
     pub fn ask<M: Wire>(&self, msg: M) -> Result<Ask<<A as Handler<M>>::Reply>, SendError<M>>
     where
         A: RemoteHandler<M>,
@@ -190,6 +190,15 @@ impl<A: RemoteActor> RemoteAddr<A> {
                 }
             })),
         )
+    }
+
+    /// Sends `msg` as ask `id`, whose reply the caller catches itself
+    /// (`Node::ask_polling`).
+    pub(crate) fn send_ask<M: Wire>(&self, id: u64, msg: M) -> Result<(), SendError<M>>
+    where
+        A: RemoteHandler<M>,
+    {
+        self.frame(Kind::Ask, id, msg)
     }
 
     /// Registers `complete` for the reply, then sends `msg` as an ask.

@@ -38,7 +38,8 @@ const SPIN_POLLS_PER_CLOCK: u32 = 32;
 
 /// A node's receiving side: the transport's inbox and what only the
 /// thread polling it touches, behind the node's inbox lock (the bridge
-/// thread polls, or a thread in `Node::wait_polling` does). So a frame
+/// thread polls, or a thread in `Node::wait_polling` or
+/// `Node::ask_polling` does). So a frame
 /// costs no lock of its own: the sessions' sequence numbers and their
 /// links back are this struct's, and a reply route borrows its link from
 /// here instead of counting a reference.
@@ -49,6 +50,44 @@ pub(crate) struct Inbox<R> {
     /// Frames taken (read by [`Node::stats`](crate::Node::stats) from
     /// another thread, written only here: no read-modify-write).
     frames_in: u64,
+    /// The reply the thread in `Node::ask_polling` waits for.
+    pub(crate) catch: Catch,
+}
+
+/// The reply to the ask of the thread in `Node::ask_polling`, which holds
+/// the inbox lock from before it sends the ask until it has the reply (or
+/// gives up): the reply is caught here as it is polled, and never goes
+/// through the table of pending asks or a reply slot.
+#[derive(Default)]
+pub(crate) struct Catch {
+    /// The ask's correlation id; 0 while nobody waits.
+    pub(crate) id: u64,
+    /// Once caught: whether the reply is a refusal (`Kind::Error`), and
+    /// its body, still encoded (the buffer is kept, so a steady state of
+    /// replies no longer than earlier ones allocates nothing).
+    pub(crate) caught: Option<bool>,
+    pub(crate) body: Vec<u8>,
+}
+
+impl Catch {
+    /// Expects the reply to ask `id`.
+    pub(crate) fn expect(&mut self, id: u64) {
+        self.id = id;
+        self.caught = None;
+    }
+
+    /// Takes the frame if it is the reply expected; returns whether it was.
+    fn take(&mut self, h: &Header, body: &[u8]) -> bool {
+        if self.id == 0 || h.correlation != self.id || !matches!(h.kind, Kind::Reply | Kind::Error)
+        {
+            return false;
+        }
+        self.id = 0;
+        self.caught = Some(h.kind == Kind::Error);
+        self.body.clear();
+        self.body.extend_from_slice(body);
+        true
+    }
 }
 
 /// An inbound session: the frames one connection to this node sent.
@@ -65,6 +104,7 @@ impl<R: LinkRx> Inbox<R> {
             rx,
             sessions: IdMap::default(),
             frames_in: 0,
+            catch: Catch::default(),
         }
     }
 
@@ -80,11 +120,12 @@ impl<R: LinkRx> Inbox<R> {
             rx,
             sessions,
             frames_in,
+            catch,
         } = self;
         let mut answered = false;
         let polled = rx.poll(batch, &mut |bytes| {
             *frames_in += 1;
-            answered |= shared.on_frame(sessions, bytes);
+            answered |= shared.on_frame(sessions, catch, bytes);
         });
         if matches!(polled, Ok(n) if n > 0) {
             shared
@@ -145,7 +186,7 @@ pub(crate) fn run<R: LinkRx>(inbox: &Mutex<Inbox<R>>, shared: Arc<Shared>, stop:
 impl Shared {
     /// One frame from the inbox; returns whether it answered an ask that
     /// a thread of this process waits for.
-    fn on_frame(&self, sessions: &mut IdMap<SessionIn>, bytes: &[u8]) -> bool {
+    fn on_frame(&self, sessions: &mut IdMap<SessionIn>, catch: &mut Catch, bytes: &[u8]) -> bool {
         let frame = match Frame::parse(bytes) {
             Ok(f) => f,
             Err(_) => {
@@ -157,6 +198,9 @@ impl Shared {
         let Some(back) = self.in_sequence(sessions, &h) else {
             return false;
         };
+        if catch.take(&h, frame.body) {
+            return false;
+        }
         match h.kind {
             Kind::Hello => self.on_hello(sessions, &h, frame.body),
             Kind::Welcome | Kind::Reply => {

@@ -102,6 +102,7 @@ mod node;
 mod peer;
 mod pending;
 mod policy;
+mod polling;
 mod shared;
 pub mod topic;
 pub mod transport;

@@ -5,9 +5,9 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use kaspar::{Addr, Ask, AskError};
+use kaspar::{Addr, AskError};
 use parking_lot::Mutex;
 
 use crate::addr::RemoteAddr;
@@ -64,12 +64,12 @@ use crate::wire::RemoteActor;
 /// system.shutdown();
 /// ```
 pub struct Node<T: Transport> {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     transport: Arc<T>,
     /// The inbox, polled by the bridge thread and by a thread in
     /// [`wait_polling`](Node::wait_polling): whoever holds the lock polls,
     /// so frames are taken, and delivered, one thread at a time.
-    inbox: Arc<Mutex<Inbox<T::Rx>>>,
+    pub(crate) inbox: Arc<Mutex<Inbox<T::Rx>>>,
     stop: Arc<AtomicBool>,
     bridge: Option<JoinHandle<()>>,
 }
@@ -116,65 +116,6 @@ impl<T: Transport> Node<T> {
             stop,
             bridge: Some(bridge),
         })
-    }
-
-    /// Waits for `ask`'s reply on this thread, polling the node's inbox
-    /// itself rather than sleeping until the bridge thread delivers the
-    /// reply: the caller spins, and takes over the bridge's polling while
-    /// it waits (the bridge keeps its periodic work: lost links, reply
-    /// deadlines). For a thread with nothing else to do until the reply
-    /// comes, on a core of its own, where a wake-up would cost more than
-    /// the round trip; the bridge can then keep its default idle strategy,
-    /// so the process needs one spinning thread, not two.
-    ///
-    /// Frames that arrive meanwhile for other asks or for exported actors
-    /// are delivered as the bridge would deliver them, so the handler of
-    /// an actor exported with [`Export::fast_send`] may run on this
-    /// thread. Call it from a plain thread, not from inside a handler.
-    ///
-    /// Returns the reply, the ask's own error (a remote ask fails with
-    /// [`AskError::PeerLost`] after [`NodeConfig::reply_timeout`]), or
-    /// [`AskError::Timeout`] once `timeout` has passed, leaving the ask
-    /// to be waited on again. `timeout` counts from the first clock read,
-    /// a few dozen polls in (a microsecond or two): a reply that comes at
-    /// once costs no clock read, about 20 ns on a VM. Any [`Ask`] can be
-    /// waited on this way; a local one simply spins.
-    pub fn wait_polling<R: Send + 'static>(
-        &self,
-        ask: &mut Ask<R>,
-        timeout: Duration,
-    ) -> Result<R, AskError> {
-        let mut deadline = None;
-        let batch = self.shared.config.poll_batch.max(1);
-        if let Some(outcome) = ask.try_take() {
-            return outcome;
-        }
-        // Polling the engine is the wait: no spin hint between polls (a
-        // pause instruction costs tens of nanoseconds on recent x86, added
-        // to the moment the reply is seen). The reply is looked for after a
-        // poll that took frames, and every few polls in case the bridge
-        // took it; the clock is read every few dozen.
-        let mut polls = 0u32;
-        loop {
-            let mut took = 0;
-            if let Some(mut inbox) = self.inbox.try_lock() {
-                // A failed poll is the bridge's to report (its periodic
-                // work finds the lost link); here it is only no frames.
-                took = inbox.poll(&self.shared, batch).0.unwrap_or(0);
-            }
-            polls = polls.wrapping_add(1);
-            if took > 0 || polls.is_multiple_of(16) {
-                if let Some(outcome) = ask.try_take() {
-                    return outcome;
-                }
-            }
-            if polls.is_multiple_of(64) {
-                let now = Instant::now();
-                if now >= *deadline.get_or_insert(now + timeout) {
-                    return ask.try_take().unwrap_or(Err(AskError::Timeout));
-                }
-            }
-        }
     }
 
     /// The endpoint this node listens on.

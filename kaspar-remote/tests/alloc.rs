@@ -40,6 +40,8 @@ impl Book {
     }
 }
 
+const PATIENCE: Duration = Duration::from_secs(10);
+
 /// Waits, without allocating, until the book has handled `n` orders.
 fn handled(count: &AtomicU64, n: u64) {
     let until = std::time::Instant::now() + Duration::from_secs(10);
@@ -93,6 +95,10 @@ fn remote_deliveries_allocate_nothing_but_a_queued_asks_route_back() {
         sent += 1;
         assert_eq!(inline.ask(order(sent)).unwrap().wait().unwrap(), sent);
         sent += 1;
+        assert!(
+            matches!(client.ask_polling(&inline, order(sent), PATIENCE), Ok(Ok(n)) if n == sent)
+        );
+        sent += 1;
     }
     handled(&count, sent);
 
@@ -122,6 +128,21 @@ fn remote_deliveries_allocate_nothing_but_a_queued_asks_route_back() {
         allocations() - before,
         0,
         "allocations for 1k remote asks run inline"
+    );
+
+    // the same, asked and waited for by polling in one call: the reply is
+    // caught by the polling thread, no slot at all
+    let before = allocations();
+    for _ in 0..1_000 {
+        assert!(
+            matches!(client.ask_polling(&inline, order(sent), PATIENCE), Ok(Ok(n)) if n == sent)
+        );
+        sent += 1;
+    }
+    assert_eq!(
+        allocations() - before,
+        0,
+        "allocations for 1k ask_polling calls run inline"
     );
 
     // an ask queued in the actor's mailbox: the replier's route back (one

@@ -1,5 +1,6 @@
-//! `Node::wait_polling`: a thread that waits for its reply by polling the
-//! node's inbox itself, over the in-process loopback transport.
+//! `Node::wait_polling` and `Node::ask_polling`: a thread that waits for
+//! its reply by polling the node's inbox itself, over the in-process
+//! loopback transport.
 
 mod common;
 
@@ -7,7 +8,7 @@ use std::time::Duration;
 
 use common::*;
 use kaspar::prelude::*;
-use kaspar::AskError;
+use kaspar::{AskError, SendError};
 use kaspar_remote::loopback::Loopback;
 use kaspar_remote::{Export, IdleStrategy, Node, NodeConfig};
 
@@ -86,5 +87,94 @@ fn a_local_ask_can_be_waited_on_the_same_way() {
         Ok(0)
     ));
     drop(node);
+    system.shutdown();
+}
+
+#[test]
+fn a_thousand_ask_pollings_get_their_own_replies_in_order_and_leave_nothing_pending() {
+    let net = Loopback::new(64);
+    let system = System::new();
+    let (counter, log) = Counter::new();
+    let counter = system.spawn(counter).start();
+    let server = Node::new(net.clone(), "server").unwrap();
+    server
+        .export_with("counter", &counter, Export::new().fast_send())
+        .unwrap();
+    let client = Node::with_config(net.clone(), "client", sleepy()).unwrap();
+    let remote = client.lookup::<Counter>("counter").unwrap();
+    for i in 0..1_000u64 {
+        let doubled = client
+            .ask_polling(&remote, Seq(i), Duration::from_secs(20))
+            .unwrap()
+            .unwrap();
+        assert_eq!(doubled, 2 * i, "reply to ask {i}");
+    }
+    assert_eq!(*log.lock().unwrap(), (0..1_000).collect::<Vec<_>>());
+    assert_eq!(
+        client.stats().pending,
+        0,
+        "the replies never went through the table"
+    );
+    drop((client, server));
+    system.shutdown();
+}
+
+#[test]
+fn ask_polling_reports_a_panicked_handler_and_a_timeout_and_drops_the_late_reply() {
+    let net = Loopback::new(64);
+    let system = System::new();
+    let (counter, _log) = Counter::new();
+    let counter = system.spawn(counter).start();
+    let server = Node::new(net.clone(), "server").unwrap();
+    server.export("counter", &counter).unwrap();
+    let client = Node::with_config(net.clone(), "client", sleepy()).unwrap();
+    let remote = client.lookup::<Counter>("counter").unwrap();
+
+    assert!(matches!(
+        client.ask_polling(&remote, Boom, Duration::from_secs(20)),
+        Ok(Err(AskError::Panicked))
+    ));
+
+    // The server takes nothing while paused: the ask times out, and its
+    // reply, once it comes, is nobody's.
+    assert!(net.pause("server", true));
+    assert!(matches!(
+        client.ask_polling(&remote, Seq(0), Duration::from_millis(30)),
+        Ok(Err(AskError::Timeout))
+    ));
+    net.pause("server", false);
+    // The next ask gets its own reply, not the late one.
+    assert!(matches!(
+        client.ask_polling(&remote, Seq(1), Duration::from_secs(20)),
+        Ok(Ok(2))
+    ));
+    assert_eq!(client.stats().pending, 0);
+    drop((client, server));
+    system.shutdown();
+}
+
+#[test]
+fn ask_polling_on_a_lost_link_hands_the_message_back() {
+    let net = Loopback::new(64);
+    let system = System::new();
+    let (counter, _log) = Counter::new();
+    let counter = system.spawn(counter).start();
+    let server = Node::new(net.clone(), "server").unwrap();
+    server.export("counter", &counter).unwrap();
+    let client = Node::with_config(net.clone(), "client", sleepy()).unwrap();
+    let remote = client.lookup::<Counter>("counter").unwrap();
+    net.kill("server");
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match client.ask_polling(&remote, Seq(7), Duration::from_millis(50)) {
+            // Refused before it was sent: the message comes back.
+            Err(SendError::Closed(Seq(7))) => break,
+            // Sent before the loss was seen: the reply never comes.
+            Ok(Err(AskError::PeerLost | AskError::Timeout)) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(std::time::Instant::now() < until, "the loss was never seen");
+    }
+    drop((client, server));
     system.shutdown();
 }

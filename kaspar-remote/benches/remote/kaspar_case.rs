@@ -3,11 +3,11 @@
 //! exports an actor with `fast_send` (its handler runs on the node's
 //! bridge thread and encodes the reply straight back); its bridge polls as
 //! [`Medium::IDLE`] says (busy, [`IdleStrategy::Spin`], where the raw case
-//! of that transport spins). The ping process `ask`s it and waits with
-//! `Node::wait_polling`: the asking thread polls the inbox itself, as the
-//! raw case's ping thread polls for its reply, while the ping node's
-//! bridge keeps the default idle strategy. So each process has one busy
-//! thread, as in the raw case.
+//! of that transport spins). The ping process asks it with
+//! `Node::ask_polling`: the asking thread sends and then polls the inbox
+//! itself, as the raw case's ping thread polls for its reply, while the
+//! ping node's bridge keeps the default idle strategy. So each process has
+//! one busy thread, as in the raw case.
 //!
 //! Two messages of 64 bytes, each its own case: [`Ping`] (`kaspar`), an
 //! order's numeric fields, which postcard writes field by field as
@@ -212,9 +212,9 @@ where
     for i in 0..(plan.warmup + plan.samples) as u64 {
         let p = P::make(i, false);
         let start = Instant::now();
-        let mut ask = echo.ask(p).unwrap_or_else(|e| panic!("ask: {e}"));
         let back = node
-            .wait_polling(&mut ask, PATIENCE)
+            .ask_polling(&echo, p, PATIENCE)
+            .unwrap_or_else(|e| panic!("ask: {e}"))
             .unwrap_or_else(|e| panic!("ask {i}: {e:?}, stats {:?}", node.stats()));
         let took = start.elapsed().as_nanos() as u64;
         assert_eq!(back, i, "the echo answered another ping");

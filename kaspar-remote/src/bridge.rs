@@ -20,7 +20,8 @@ use crate::error::Refused;
 use crate::frame::{Frame, Header, Kind};
 use crate::idmap::IdMap;
 use crate::inbound::{Inbound, ReplyRoute};
-use crate::link::{LinkError, LinkRx};
+use crate::inbox::{Catch, Inbox, SessionIn};
+use crate::link::LinkRx;
 use crate::peer::Peer;
 use crate::pending::Outcome;
 use crate::policy::{Idle, IdleStrategy};
@@ -36,108 +37,7 @@ const TICK: Duration = Duration::from_millis(1);
 /// 32 empty polls take a few microseconds, far below [`TICK`].
 const SPIN_POLLS_PER_CLOCK: u32 = 32;
 
-/// A node's receiving side: the transport's inbox and what only the
-/// thread polling it touches, behind the node's inbox lock (the bridge
-/// thread polls, or a thread in `Node::wait_polling` or
-/// `Node::ask_polling` does). So a frame
-/// costs no lock of its own: the sessions' sequence numbers and their
-/// links back are this struct's, and a reply route borrows its link from
-/// here instead of counting a reference.
-pub(crate) struct Inbox<R> {
-    rx: R,
-    /// The inbound sessions, by session id.
-    sessions: IdMap<SessionIn>,
-    /// Frames taken (read by [`Node::stats`](crate::Node::stats) from
-    /// another thread, written only here: no read-modify-write).
-    frames_in: u64,
-    /// The reply the thread in `Node::ask_polling` waits for.
-    pub(crate) catch: Catch,
-}
-
-/// The reply to the ask of the thread in `Node::ask_polling`, which holds
-/// the inbox lock from before it sends the ask until it has the reply (or
-/// gives up): the reply is caught here as it is polled, and never goes
-/// through the table of pending asks or a reply slot.
-#[derive(Default)]
-pub(crate) struct Catch {
-    /// The ask's correlation id; 0 while nobody waits.
-    pub(crate) id: u64,
-    /// Once caught: whether the reply is a refusal (`Kind::Error`), and
-    /// its body, still encoded (the buffer is kept, so a steady state of
-    /// replies no longer than earlier ones allocates nothing).
-    pub(crate) caught: Option<bool>,
-    pub(crate) body: Vec<u8>,
-}
-
-impl Catch {
-    /// Expects the reply to ask `id`.
-    pub(crate) fn expect(&mut self, id: u64) {
-        self.id = id;
-        self.caught = None;
-    }
-
-    /// Takes the frame if it is the reply expected; returns whether it was.
-    fn take(&mut self, h: &Header, body: &[u8]) -> bool {
-        if self.id == 0 || h.correlation != self.id || !matches!(h.kind, Kind::Reply | Kind::Error)
-        {
-            return false;
-        }
-        self.id = 0;
-        self.caught = Some(h.kind == Kind::Error);
-        self.body.clear();
-        self.body.extend_from_slice(body);
-        true
-    }
-}
-
-/// An inbound session: the frames one connection to this node sent.
-struct SessionIn {
-    /// The next sequence number expected.
-    expected: u64,
-    /// The sender's endpoint and the link back to it, once it said hello.
-    reply: Option<Arc<Peer>>,
-}
-
-impl<R: LinkRx> Inbox<R> {
-    pub(crate) fn new(rx: R) -> Self {
-        Inbox {
-            rx,
-            sessions: IdMap::default(),
-            frames_in: 0,
-            catch: Catch::default(),
-        }
-    }
-
-    /// Takes up to `batch` frames and delivers them: returns how many it
-    /// took, and whether one answered an ask a thread of this process
-    /// waits for.
-    pub(crate) fn poll(
-        &mut self,
-        shared: &Shared,
-        batch: usize,
-    ) -> (Result<usize, LinkError>, bool) {
-        let Inbox {
-            rx,
-            sessions,
-            frames_in,
-            catch,
-        } = self;
-        let mut answered = false;
-        let polled = rx.poll(batch, &mut |bytes| {
-            *frames_in += 1;
-            answered |= shared.on_frame(sessions, catch, bytes);
-        });
-        if matches!(polled, Ok(n) if n > 0) {
-            shared
-                .counters
-                .frames_in
-                .store(*frames_in, Ordering::Relaxed);
-        }
-        (polled, answered)
-    }
-}
-
-/// Polls `inbox` (unless a thread in `Node::wait_polling` holds it) and
+/// Polls `inbox` (unless a thread in a polling wait holds it) and
 /// does the periodic work, until `stop`.
 pub(crate) fn run<R: LinkRx>(inbox: &Mutex<Inbox<R>>, shared: Arc<Shared>, stop: Arc<AtomicBool>) {
     // parking_lot allocates for a thread the first time it parks; do it
@@ -186,7 +86,12 @@ pub(crate) fn run<R: LinkRx>(inbox: &Mutex<Inbox<R>>, shared: Arc<Shared>, stop:
 impl Shared {
     /// One frame from the inbox; returns whether it answered an ask that
     /// a thread of this process waits for.
-    fn on_frame(&self, sessions: &mut IdMap<SessionIn>, catch: &mut Catch, bytes: &[u8]) -> bool {
+    pub(crate) fn on_frame(
+        &self,
+        sessions: &mut IdMap<SessionIn>,
+        catch: &mut Catch,
+        bytes: &[u8],
+    ) -> bool {
         let frame = match Frame::parse(bytes) {
             Ok(f) => f,
             Err(_) => {

@@ -96,6 +96,7 @@ mod error;
 pub mod frame;
 mod idmap;
 mod inbound;
+mod inbox;
 pub mod link;
 pub mod loopback;
 mod node;

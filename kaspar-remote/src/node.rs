@@ -11,13 +11,14 @@ use kaspar::{Addr, AskError};
 use parking_lot::Mutex;
 
 use crate::addr::RemoteAddr;
-use crate::bridge::{self, Inbox};
+use crate::bridge;
 use crate::config::Gap;
 use crate::config::{Export, NodeConfig, NodeStats};
 use crate::control::{ExportRecord, Hello};
 use crate::error::{ExportError, LookupError, Refused};
 use crate::frame::Kind;
 use crate::inbound::{Inbound, RemoteInput};
+use crate::inbox::Inbox;
 use crate::link::{LinkTx, Transport};
 use crate::pending::{Complete, Outcome};
 use crate::policy::SendPolicy;

@@ -1,0 +1,114 @@
+//! A node's receiving side: the transport's inbox, the inbound sessions,
+//! and the reply a thread in `Node::ask_polling` is catching. All of it is
+//! behind the node's inbox lock, and only the thread holding that lock
+//! polls: the bridge, or a thread in one of the polling waits.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::frame::{Header, Kind};
+use crate::idmap::IdMap;
+use crate::link::{LinkError, LinkRx};
+use crate::peer::Peer;
+use crate::shared::Shared;
+
+/// A node's receiving side: the transport's inbox and what only the
+/// thread polling it touches, behind the node's inbox lock (the bridge
+/// thread polls, or a thread in `Node::wait_polling` or
+/// `Node::ask_polling` does). So a frame
+/// costs no lock of its own: the sessions' sequence numbers and their
+/// links back are this struct's, and a reply route borrows its link from
+/// here instead of counting a reference.
+pub(crate) struct Inbox<R> {
+    rx: R,
+    /// The inbound sessions, by session id.
+    sessions: IdMap<SessionIn>,
+    /// Frames taken (read by [`Node::stats`](crate::Node::stats) from
+    /// another thread, written only here: no read-modify-write).
+    frames_in: u64,
+    /// The reply the thread in `Node::ask_polling` waits for.
+    pub(crate) catch: Catch,
+}
+
+/// The reply to the ask of the thread in `Node::ask_polling`, which holds
+/// the inbox lock from before it sends the ask until it has the reply (or
+/// gives up): the reply is caught here as it is polled, and never goes
+/// through the table of pending asks or a reply slot.
+#[derive(Default)]
+pub(crate) struct Catch {
+    /// The ask's correlation id; 0 while nobody waits.
+    pub(crate) id: u64,
+    /// Once caught: whether the reply is a refusal (`Kind::Error`), and
+    /// its body, still encoded (the buffer is kept, so a steady state of
+    /// replies no longer than earlier ones allocates nothing).
+    pub(crate) caught: Option<bool>,
+    pub(crate) body: Vec<u8>,
+}
+
+impl Catch {
+    /// Expects the reply to ask `id`.
+    pub(crate) fn expect(&mut self, id: u64) {
+        self.id = id;
+        self.caught = None;
+    }
+
+    /// Takes the frame if it is the reply expected; returns whether it was.
+    pub(crate) fn take(&mut self, h: &Header, body: &[u8]) -> bool {
+        if self.id == 0 || h.correlation != self.id || !matches!(h.kind, Kind::Reply | Kind::Error)
+        {
+            return false;
+        }
+        self.id = 0;
+        self.caught = Some(h.kind == Kind::Error);
+        self.body.clear();
+        self.body.extend_from_slice(body);
+        true
+    }
+}
+
+/// An inbound session: the frames one connection to this node sent.
+pub(crate) struct SessionIn {
+    /// The next sequence number expected.
+    pub(crate) expected: u64,
+    /// The sender's endpoint and the link back to it, once it said hello.
+    pub(crate) reply: Option<Arc<Peer>>,
+}
+
+impl<R: LinkRx> Inbox<R> {
+    pub(crate) fn new(rx: R) -> Self {
+        Inbox {
+            rx,
+            sessions: IdMap::default(),
+            frames_in: 0,
+            catch: Catch::default(),
+        }
+    }
+
+    /// Takes up to `batch` frames and delivers them: returns how many it
+    /// took, and whether one answered an ask a thread of this process
+    /// waits for.
+    pub(crate) fn poll(
+        &mut self,
+        shared: &Shared,
+        batch: usize,
+    ) -> (Result<usize, LinkError>, bool) {
+        let Inbox {
+            rx,
+            sessions,
+            frames_in,
+            catch,
+        } = self;
+        let mut answered = false;
+        let polled = rx.poll(batch, &mut |bytes| {
+            *frames_in += 1;
+            answered |= shared.on_frame(sessions, catch, bytes);
+        });
+        if matches!(polled, Ok(n) if n > 0) {
+            shared
+                .counters
+                .frames_in
+                .store(*frames_in, Ordering::Relaxed);
+        }
+        (polled, answered)
+    }
+}

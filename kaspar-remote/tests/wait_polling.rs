@@ -4,74 +4,93 @@
 
 mod common;
 
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use common::*;
 use kaspar::prelude::*;
 use kaspar::{AskError, SendError};
 use kaspar_remote::loopback::Loopback;
-use kaspar_remote::{Export, IdleStrategy, Node, NodeConfig};
+use kaspar_remote::{Export, IdleStrategy, Node, NodeConfig, RemoteAddr};
 
-/// A client whose bridge naps as long as a node's bridge ever does, so a
-/// reply that came back quickly was taken by the waiting thread.
-fn sleepy() -> NodeConfig {
-    NodeConfig {
-        idle: IdleStrategy::sleep(Duration::from_millis(1)),
-        ..NodeConfig::default()
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A `Counter` exported by a server node and looked up by a client node
+/// whose bridge naps as long as a node's bridge ever does, so a reply that
+/// came back quickly was taken by the waiting thread.
+struct Setup {
+    net: Loopback,
+    system: System,
+    server: Node<Loopback>,
+    client: Node<Loopback>,
+    remote: RemoteAddr<Counter>,
+    /// What the counter was sent, in order.
+    log: Arc<Mutex<Vec<u64>>>,
+}
+
+impl Setup {
+    fn new(export: Export) -> Setup {
+        let net = Loopback::new(64);
+        let system = System::new();
+        let (counter, log) = Counter::new();
+        let counter = system.spawn(counter).start();
+        let server = Node::new(net.clone(), "server").unwrap();
+        server.export_with("counter", &counter, export).unwrap();
+        let sleepy = NodeConfig {
+            idle: IdleStrategy::sleep(Duration::from_millis(1)),
+            ..NodeConfig::default()
+        };
+        let client = Node::with_config(net.clone(), "client", sleepy).unwrap();
+        let remote = client.lookup::<Counter>("counter").unwrap();
+        Setup {
+            net,
+            system,
+            server,
+            client,
+            remote,
+            log,
+        }
+    }
+
+    fn end(self) {
+        let Setup {
+            system,
+            server,
+            client,
+            ..
+        } = self;
+        drop((client, server));
+        system.shutdown();
     }
 }
 
 #[test]
 fn a_thousand_asks_waited_on_by_polling_get_their_own_replies_in_order() {
-    let net = Loopback::new(64);
-    let system = System::new();
-    let (counter, log) = Counter::new();
-    let counter = system.spawn(counter).start();
-    let server = Node::new(net.clone(), "server").unwrap();
-    server
-        .export_with("counter", &counter, Export::new().fast_send())
-        .unwrap();
-    let client = Node::with_config(net.clone(), "client", sleepy()).unwrap();
-    let remote = client.lookup::<Counter>("counter").unwrap();
+    let s = Setup::new(Export::new().fast_send());
     for i in 0..1_000u64 {
-        let mut ask = remote.ask(Seq(i)).unwrap();
-        let doubled = client
-            .wait_polling(&mut ask, Duration::from_secs(20))
-            .unwrap();
+        let mut ask = s.remote.ask(Seq(i)).unwrap();
+        let doubled = s.client.wait_polling(&mut ask, PATIENCE).unwrap();
         // The counter answers with twice the number it was sent.
         assert_eq!(doubled, 2 * i, "reply to ask {i}");
     }
-    assert_eq!(*log.lock().unwrap(), (0..1_000).collect::<Vec<_>>());
-    assert_eq!(client.stats().pending, 0);
-    drop((client, server));
-    system.shutdown();
+    assert_eq!(*s.log.lock().unwrap(), (0..1_000).collect::<Vec<_>>());
+    assert_eq!(s.client.stats().pending, 0);
+    s.end();
 }
 
 #[test]
 fn a_wait_that_times_out_leaves_the_ask_to_be_waited_on_again() {
-    let net = Loopback::new(64);
-    let system = System::new();
-    let (counter, _log) = Counter::new();
-    let counter = system.spawn(counter).start();
-    let server = Node::new(net.clone(), "server").unwrap();
-    server.export("counter", &counter).unwrap();
-    let client = Node::with_config(net.clone(), "client", sleepy()).unwrap();
-    let remote = client.lookup::<Counter>("counter").unwrap();
-
-    assert!(net.pause("server", true));
-    let mut ask = remote.ask(Seq(21)).unwrap();
+    let s = Setup::new(Export::new());
+    assert!(s.net.pause("server", true));
+    let mut ask = s.remote.ask(Seq(21)).unwrap();
     assert!(matches!(
-        client.wait_polling(&mut ask, Duration::from_millis(30)),
+        s.client.wait_polling(&mut ask, Duration::from_millis(30)),
         Err(AskError::Timeout)
     ));
-    assert_eq!(client.stats().pending, 1, "the ask is still pending");
-    net.pause("server", false);
-    assert!(matches!(
-        client.wait_polling(&mut ask, Duration::from_secs(20)),
-        Ok(42)
-    ));
-    drop((client, server));
-    system.shutdown();
+    assert_eq!(s.client.stats().pending, 1, "the ask is still pending");
+    s.net.pause("server", false);
+    assert!(matches!(s.client.wait_polling(&mut ask, PATIENCE), Ok(42)));
+    s.end();
 }
 
 #[test]
@@ -82,99 +101,74 @@ fn a_local_ask_can_be_waited_on_the_same_way() {
     let counter = system.spawn(counter).start();
     let node = Node::new(net, "alone").unwrap();
     let mut ask = counter.ask(Seq(0)).unwrap();
-    assert!(matches!(
-        node.wait_polling(&mut ask, Duration::from_secs(20)),
-        Ok(0)
-    ));
+    assert!(matches!(node.wait_polling(&mut ask, PATIENCE), Ok(0)));
     drop(node);
     system.shutdown();
 }
 
 #[test]
 fn a_thousand_ask_pollings_get_their_own_replies_in_order_and_leave_nothing_pending() {
-    let net = Loopback::new(64);
-    let system = System::new();
-    let (counter, log) = Counter::new();
-    let counter = system.spawn(counter).start();
-    let server = Node::new(net.clone(), "server").unwrap();
-    server
-        .export_with("counter", &counter, Export::new().fast_send())
-        .unwrap();
-    let client = Node::with_config(net.clone(), "client", sleepy()).unwrap();
-    let remote = client.lookup::<Counter>("counter").unwrap();
+    let s = Setup::new(Export::new().fast_send());
     for i in 0..1_000u64 {
-        let doubled = client
-            .ask_polling(&remote, Seq(i), Duration::from_secs(20))
+        let doubled = s
+            .client
+            .ask_polling(&s.remote, Seq(i), PATIENCE)
             .unwrap()
             .unwrap();
         assert_eq!(doubled, 2 * i, "reply to ask {i}");
     }
-    assert_eq!(*log.lock().unwrap(), (0..1_000).collect::<Vec<_>>());
+    assert_eq!(*s.log.lock().unwrap(), (0..1_000).collect::<Vec<_>>());
     assert_eq!(
-        client.stats().pending,
+        s.client.stats().pending,
         0,
         "the replies never went through the table"
     );
-    drop((client, server));
-    system.shutdown();
+    s.end();
 }
 
 #[test]
 fn ask_polling_reports_a_panicked_handler_and_a_timeout_and_drops_the_late_reply() {
-    let net = Loopback::new(64);
-    let system = System::new();
-    let (counter, _log) = Counter::new();
-    let counter = system.spawn(counter).start();
-    let server = Node::new(net.clone(), "server").unwrap();
-    server.export("counter", &counter).unwrap();
-    let client = Node::with_config(net.clone(), "client", sleepy()).unwrap();
-    let remote = client.lookup::<Counter>("counter").unwrap();
-
+    let s = Setup::new(Export::new());
     assert!(matches!(
-        client.ask_polling(&remote, Boom, Duration::from_secs(20)),
+        s.client.ask_polling(&s.remote, Boom, PATIENCE),
         Ok(Err(AskError::Panicked))
     ));
 
     // The server takes nothing while paused: the ask times out, and its
     // reply, once it comes, is nobody's.
-    assert!(net.pause("server", true));
+    assert!(s.net.pause("server", true));
     assert!(matches!(
-        client.ask_polling(&remote, Seq(0), Duration::from_millis(30)),
+        s.client
+            .ask_polling(&s.remote, Seq(0), Duration::from_millis(30)),
         Ok(Err(AskError::Timeout))
     ));
-    net.pause("server", false);
+    s.net.pause("server", false);
     // The next ask gets its own reply, not the late one.
     assert!(matches!(
-        client.ask_polling(&remote, Seq(1), Duration::from_secs(20)),
+        s.client.ask_polling(&s.remote, Seq(1), PATIENCE),
         Ok(Ok(2))
     ));
-    assert_eq!(client.stats().pending, 0);
-    drop((client, server));
-    system.shutdown();
+    assert_eq!(s.client.stats().pending, 0);
+    s.end();
 }
 
 #[test]
 fn ask_polling_on_a_lost_link_hands_the_message_back() {
-    let net = Loopback::new(64);
-    let system = System::new();
-    let (counter, _log) = Counter::new();
-    let counter = system.spawn(counter).start();
-    let server = Node::new(net.clone(), "server").unwrap();
-    server.export("counter", &counter).unwrap();
-    let client = Node::with_config(net.clone(), "client", sleepy()).unwrap();
-    let remote = client.lookup::<Counter>("counter").unwrap();
-    net.kill("server");
-    let until = std::time::Instant::now() + Duration::from_secs(20);
+    let s = Setup::new(Export::new());
+    s.net.kill("server");
+    let until = Instant::now() + PATIENCE;
     loop {
-        match client.ask_polling(&remote, Seq(7), Duration::from_millis(50)) {
+        match s
+            .client
+            .ask_polling(&s.remote, Seq(7), Duration::from_millis(50))
+        {
             // Refused before it was sent: the message comes back.
             Err(SendError::Closed(Seq(7))) => break,
             // Sent before the loss was seen: the reply never comes.
             Ok(Err(AskError::PeerLost | AskError::Timeout)) => {}
             other => panic!("unexpected {other:?}"),
         }
-        assert!(std::time::Instant::now() < until, "the loss was never seen");
+        assert!(Instant::now() < until, "the loss was never seen");
     }
-    drop((client, server));
-    system.shutdown();
+    s.end();
 }

@@ -29,7 +29,10 @@
 //!   [`Node::lookup`], with the actor's type and schema hash checked on
 //!   connect, and one bridge thread that delivers inbound messages;
 //! - [`RemoteAddr`] (`send`, `ask`, `request`; never `fast_send`) and
-//!   [`ActorRef`], local or remote;
+//!   [`ActorRef`], local or remote; for a plain thread that waits for its
+//!   reply at once, [`Node::ask_polling`] (and [`Node::wait_polling`] for
+//!   an ask already sent) poll the inbox on that thread instead of
+//!   sleeping until the bridge hands the reply over;
 //! - failure semantics: back-pressure is [`SendError::Full`](kaspar::SendError::Full)
 //!   with the message handed back, under a [`SendPolicy`]; a lost link
 //!   fails pending asks ([`AskError::PeerLost`](kaspar::AskError::PeerLost))

@@ -192,6 +192,12 @@ impl<A: RemoteActor> RemoteAddr<A> {
         )
     }
 
+    /// Whether this address was looked up through the node that owns
+    /// `shared` (whose inbox its replies come to).
+    pub(crate) fn is_through(&self, shared: &Arc<Shared>) -> bool {
+        Arc::ptr_eq(&self.shared, shared)
+    }
+
     /// Sends `msg` as ask `id`, whose reply the caller catches itself
     /// (`Node::ask_polling`).
     pub(crate) fn send_ask<M: Wire>(&self, id: u64, msg: M) -> Result<(), SendError<M>>

@@ -129,7 +129,10 @@ impl<T: Transport> Node<T> {
     /// the development VM, and no allocation). Frames for other asks and
     /// for exported actors that arrive meanwhile are delivered as the
     /// bridge would deliver them. Call it from a plain thread, not from a
-    /// handler that runs on the bridge.
+    /// handler that runs on the bridge. An address looked up through
+    /// another node gets its replies in that node's inbox: it is asked and
+    /// waited for the ordinary way ([`RemoteAddr::ask`], then
+    /// [`Ask::wait_timeout`]), with the same results.
     ///
     /// The outer result is the send's, as from [`RemoteAddr::ask`]: the
     /// message comes back if it was not sent, also as
@@ -151,6 +154,9 @@ impl<T: Transport> Node<T> {
         A: RemoteHandler<M>,
         M: Wire,
     {
+        if !remote.is_through(&self.shared) {
+            return remote.ask(msg).map(|mut ask| ask.wait_timeout(timeout));
+        }
         let Some(mut inbox) = self.inbox.try_lock_for(timeout) else {
             return Err(SendError::Full(msg));
         };

@@ -172,3 +172,19 @@ fn ask_polling_on_a_lost_link_hands_the_message_back() {
     }
     s.end();
 }
+
+#[test]
+fn ask_polling_through_another_node_than_the_lookup_still_gets_the_reply() {
+    let s = Setup::new(Export::new().fast_send());
+    // The address belongs to `client`; its replies come to `client`'s
+    // inbox, which `other` does not poll.
+    let other = Node::new(s.net.clone(), "other").unwrap();
+    for i in 0..100u64 {
+        assert!(matches!(
+            other.ask_polling(&s.remote, Seq(i), PATIENCE),
+            Ok(Ok(n)) if n == 2 * i
+        ));
+    }
+    drop(other);
+    s.end();
+}

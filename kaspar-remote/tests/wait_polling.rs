@@ -188,3 +188,39 @@ fn ask_polling_through_another_node_than_the_lookup_still_gets_the_reply() {
     drop(other);
     s.end();
 }
+
+#[test]
+fn threads_asking_every_way_at_once_each_get_their_own_replies() {
+    let s = Setup::new(Export::new().fast_send());
+    const PER_THREAD: u64 = 500;
+    std::thread::scope(|scope| {
+        for t in 0..6u64 {
+            let s = &s;
+            scope.spawn(move || {
+                for k in 0..PER_THREAD {
+                    // Every number is sent once, by one thread.
+                    let n = t * PER_THREAD + k;
+                    let doubled = match t % 3 {
+                        0 => s
+                            .client
+                            .ask_polling(&s.remote, Seq(n), PATIENCE)
+                            .unwrap()
+                            .unwrap(),
+                        1 => {
+                            let mut ask = s.remote.ask(Seq(n)).unwrap();
+                            s.client.wait_polling(&mut ask, PATIENCE).unwrap()
+                        }
+                        _ => s.remote.ask(Seq(n)).unwrap().wait().unwrap(),
+                    };
+                    assert_eq!(doubled, 2 * n, "thread {t}, ask {k}");
+                }
+            });
+        }
+    });
+    // Nothing lost, nothing handled twice.
+    let mut seen = s.log.lock().unwrap().clone();
+    seen.sort_unstable();
+    assert_eq!(seen, (0..6 * PER_THREAD).collect::<Vec<_>>());
+    assert_eq!(s.client.stats().pending, 0);
+    s.end();
+}

@@ -108,15 +108,10 @@ impl Shared {
         }
         match h.kind {
             Kind::Hello => self.on_hello(sessions, &h, frame.body),
-            Kind::Welcome | Kind::Reply => {
+            Kind::Welcome | Kind::Reply | Kind::Error => {
                 return self
                     .pending
-                    .complete(h.correlation, Outcome::Reply(frame.body));
-            }
-            Kind::Error => {
-                let why = postcard::from_bytes::<Refused>(frame.body)
-                    .unwrap_or_else(|e| Refused::Decode(e.to_string()));
-                return self.pending.complete(h.correlation, Outcome::Refused(why));
+                    .complete(h.correlation, Outcome::of_frame(h.kind, frame.body));
             }
             Kind::Tell | Kind::Ask => self.on_message(&h, frame.body, back),
             Kind::Bye => {

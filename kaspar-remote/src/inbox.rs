@@ -38,10 +38,10 @@ pub(crate) struct Inbox<R> {
 pub(crate) struct Catch {
     /// The ask's correlation id; 0 while nobody waits.
     pub(crate) id: u64,
-    /// Once caught: whether the reply is a refusal (`Kind::Error`), and
-    /// its body, still encoded (the buffer is kept, so a steady state of
+    /// Once caught: the reply frame's kind (`Reply` or `Error`), and its
+    /// body, still encoded (the buffer is kept, so a steady state of
     /// replies no longer than earlier ones allocates nothing).
-    pub(crate) caught: Option<bool>,
+    pub(crate) caught: Option<Kind>,
     pub(crate) body: Vec<u8>,
 }
 
@@ -59,7 +59,7 @@ impl Catch {
             return false;
         }
         self.id = 0;
-        self.caught = Some(h.kind == Kind::Error);
+        self.caught = Some(h.kind);
         self.body.clear();
         self.body.extend_from_slice(body);
         true

@@ -9,9 +9,8 @@
 //! earlier.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
-
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use kaspar::__private::AskSlot;
 use kaspar::AskError;
@@ -19,6 +18,7 @@ use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 
 use crate::error::Refused;
+use crate::frame::Kind;
 use crate::idmap::IdMap;
 
 /// How a pending ask ends.
@@ -64,13 +64,34 @@ pub(crate) trait Fill: Send + Sync {
 
 impl<R: DeserializeOwned + Send + 'static> Fill for AskSlot<R> {
     fn fill(self: Arc<Self>, outcome: Outcome<'_>) {
-        let value = match outcome {
+        AskSlot::fill(self, outcome.into_reply());
+    }
+}
+
+impl Outcome<'_> {
+    /// What the asker of a remote `ask` gets: the reply decoded, or the
+    /// error this outcome stands for (a body that does not decode is
+    /// [`AskError::Dropped`], as a refusal other than a panic is).
+    pub(crate) fn into_reply<R: DeserializeOwned>(self) -> Result<R, AskError> {
+        match self {
             Outcome::Reply(body) => postcard::from_bytes(body).map_err(|_| AskError::Dropped),
             Outcome::Refused(Refused::Panicked) => Err(AskError::Panicked),
             Outcome::Refused(_) => Err(AskError::Dropped),
             Outcome::Lost => Err(AskError::PeerLost),
-        };
-        AskSlot::fill(self, value);
+        }
+    }
+
+    /// The outcome a reply frame of `kind` (`Reply` or `Error`) with
+    /// `body` stands for.
+    pub(crate) fn of_frame(kind: Kind, body: &[u8]) -> Outcome<'_> {
+        if kind == Kind::Error {
+            Outcome::Refused(
+                postcard::from_bytes::<Refused>(body)
+                    .unwrap_or_else(|e| Refused::Decode(e.to_string())),
+            )
+        } else {
+            Outcome::Reply(body)
+        }
     }
 }
 

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use kaspar::{Ask, AskError, Handler, SendError};
 
 use crate::addr::RemoteAddr;
-use crate::error::Refused;
 use crate::link::Transport;
 use crate::node::Node;
+use crate::pending::Outcome;
 use crate::wire::{RemoteHandler, Wire};
 
 /// How long a polling wait polls back to back before it yields its core
@@ -126,7 +126,7 @@ impl<T: Transport> Node<T> {
     /// the reply is in, so the reply is caught as it is polled: no entry
     /// in the table of pending asks, no reply slot, no lock taken per
     /// poll (0.07 µs less than `ask` and `wait_polling` over Aeron IPC on
-    /// the development VM, and no allocation). Frames for other asks and
+    /// the development VM, and no allocation in steady state). Frames for other asks and
     /// for exported actors that arrive meanwhile are delivered as the
     /// bridge would deliver them. Call it from a plain thread, not from a
     /// handler that runs on the bridge. An address looked up through
@@ -171,16 +171,8 @@ impl<T: Transport> Node<T> {
         loop {
             // A failed poll is the bridge's to report, as in `wait_polling`.
             let _ = inbox.poll(&self.shared, batch);
-            if let Some(refused) = inbox.catch.caught.take() {
-                let body = &inbox.catch.body;
-                return Ok(if refused {
-                    match postcard::from_bytes::<Refused>(body) {
-                        Ok(Refused::Panicked) => Err(AskError::Panicked),
-                        _ => Err(AskError::Dropped),
-                    }
-                } else {
-                    postcard::from_bytes(body).map_err(|_| AskError::Dropped)
-                });
+            if let Some(kind) = inbox.catch.caught.take() {
+                return Ok(Outcome::of_frame(kind, &inbox.catch.body).into_reply());
             }
             let failed = if pace.next() {
                 Some(AskError::Timeout)

@@ -11,6 +11,7 @@ use crate::base::stats::SharedCounters;
 use crate::error::Target;
 use crate::failure::dead_letters::{DeadLetter, DeadLetterReason, DeadLetters, LetterBox};
 use crate::failure::supervision::ExitReason;
+use crate::mailbox::{Drained, IdleWait};
 use crate::reply::ReplyTo;
 
 impl DeadLetters {
@@ -81,19 +82,35 @@ impl<S: Handler<DeadLetter>> LetterBox for ActorCell<S> {
 /// dropped without being spawned): it refuses entries from now on, and
 /// what was queued for it goes to dead letters, so pending asks resolve.
 pub(crate) fn abandon_unstarted<A: Actor>(cell: &ActorCell<A>) {
-    let held = cell.hold();
-    cell.mark_stopped(&held);
+    {
+        let held = cell.hold();
+        cell.mark_stopped(&held);
+    }
     cell.inbox.close();
-    if let Some(mailbox) = cell.inbox.own() {
-        let mut queued = Vec::new();
-        while mailbox.try_pop_batch(&mut queued, usize::MAX) > 0 {
-            for msg in queued.drain(..) {
-                cell.sup
-                    .dead
-                    .post_queued(cell, msg, DeadLetterReason::Stopped);
-            }
+    drain_closed(cell, DeadLetterReason::Stopped);
+    crate::actor::restart::notify_terminated(cell, ExitReason::Stopped);
+}
+
+/// Hands everything an actor's closed mailbox still holds to dead letters,
+/// with `reason`: what was queued, and what senders that got in before the
+/// close are still writing (a slot reserved but not yet written is waited
+/// for, as a run loop's pop waits for it, not skipped). For the thread that
+/// is the mailbox's only consumer now: a stopping or dying run loop, or the
+/// owner of an actor that never started. A group member's messages are in
+/// its group's queue, which the group drains.
+pub(crate) fn drain_closed<A: Actor>(cell: &ActorCell<A>, reason: DeadLetterReason) {
+    let Some(mailbox) = cell.inbox.own() else {
+        return;
+    };
+    debug_assert!(mailbox.is_closed(), "draining an open mailbox");
+    let mut queued = Vec::new();
+    // On a closed mailbox `pop_batch` returns what is left, waiting for
+    // reserved slots, and `Closed` once it is empty for good.
+    while let Drained::Got(_) = mailbox.pop_batch(&mut queued, usize::MAX, IdleWait::Backoff) {
+        for msg in queued.drain(..) {
+            // A message's destructor may panic; dead letters drop it
+            // quietly, and nothing else here runs user code.
+            cell.sup.dead.post_queued(cell, msg, reason);
         }
     }
-    drop(held);
-    crate::actor::restart::notify_terminated(cell, ExitReason::Stopped);
 }

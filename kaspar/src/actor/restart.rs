@@ -5,7 +5,6 @@
 //! the rules are in that module's docs.
 
 use std::any::Any;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::actor::addr::Addr;
@@ -15,6 +14,7 @@ use crate::base::ids::ClassId;
 use crate::base::stats::SharedCounters;
 use crate::failure::dead_letters::{DeadLetter, DeadLetterReason, DeadLetters};
 use crate::failure::supervision::{ExitReason, Restarted, Supervision, Terminated, Verdict};
+use crate::failure::{drop_quietly, quietly};
 use crate::reply::ReplySink;
 
 impl<A: Actor> Addr<A> {
@@ -107,9 +107,9 @@ pub(crate) fn restart_pending<A: Actor>(entered: &mut Entered<'_, A>) {
 fn restart<A: Actor>(entered: &mut Entered<'_, A>, factory: &(dyn Fn() -> A + Send + Sync)) {
     let cell = entered.cell();
     entered.clear_flag(RESTART_PENDING);
-    let fresh = match catch_unwind(AssertUnwindSafe(factory)) {
-        Ok(fresh) => fresh,
-        Err(_) => {
+    let fresh = match quietly(factory) {
+        Some(fresh) => fresh,
+        None => {
             SharedCounters::bump(&cell.stats.shared.panics);
             halt(entered, ExitReason::Panicked);
             return;
@@ -118,7 +118,7 @@ fn restart<A: Actor>(entered: &mut Entered<'_, A>, factory: &(dyn Fn() -> A + Se
     match entered.replace_state(fresh) {
         Ok(old) => {
             // A panicking destructor must not take the caller down.
-            if catch_unwind(AssertUnwindSafe(move || drop(old))).is_err() {
+            if drop_quietly(old) > 0 {
                 SharedCounters::bump(&cell.stats.shared.panics);
             }
         }

@@ -17,11 +17,13 @@ use std::time::Instant;
 
 use crate::actor::cell::{ActorCell, Held, STOPPED, TIMED, VACANT};
 use crate::actor::ctx::Ctx;
-use crate::actor::restart;
 use crate::actor::traits::Actor;
+use crate::actor::{letters, restart};
 use crate::base::ids::ClassId;
 use crate::base::stats::SharedCounters;
+use crate::failure::dead_letters::DeadLetterReason;
 use crate::failure::supervision::ExitReason;
+use crate::failure::{drop_quietly, quietly};
 use crate::guard::chain;
 use crate::mailbox::{Drained, IdleWait};
 
@@ -51,40 +53,108 @@ pub(crate) struct Init<A> {
 /// ([`ActorLock::hand_over`](crate::guard::lock::ActorLock::hand_over)), so
 /// no synchronous caller enters before the state is built and `started`
 /// has run.
+///
+/// The thread never dies silently. Handlers and hooks run under their own
+/// `catch_unwind`, and user values the runtime drops are dropped quietly
+/// ([`drop_quietly`]); should anything unwind out of the loop all the same,
+/// the actor still ends in the defined state of a stopped actor ([`die`]):
+/// marked stopped, its mailbox closed and everything it had accepted
+/// handed to dead letters (so the asks among it resolve), its watchers
+/// told it panicked. Either way a thread-bound state is dropped here, on
+/// its own thread, and the actor's home is forgotten.
 pub(crate) fn run<A: Actor>(cell: Arc<ActorCell<A>>, config: LoopConfig, init: Init<A>) {
     // From here on this thread is the one that handles the actor's queue:
     // a thread waiting on an `ask` to it, or for room in its mailbox,
     // waits for this thread (the deadlock detector's view).
     let _consuming = cell.lock().consuming(chain::thread_token());
     let thread_bound = init.thread_bound;
+    let mut batch: Vec<A::Msg> = Vec::new();
+    let served = catch_unwind(AssertUnwindSafe(|| {
+        serve_until_closed(&cell, config, init, &mut batch);
+        let held = cell.hold();
+        stop_under(&cell, &held);
+    }));
+    if let Err(payload) = served {
+        drop_quietly(payload);
+        die(&cell, &mut batch);
+    }
+    if thread_bound {
+        // A state built on this thread is dropped on it, outside the lock
+        // (its destructor may call other actors).
+        let held = cell.hold();
+        let state = cell.vacate(&held);
+        drop(held);
+        if drop_quietly(state) > 0 {
+            SharedCounters::bump(&cell.stats.shared.panics);
+        }
+    }
+    cell.clear_home();
+}
+
+/// The life of the actor on its thread, short of stopping: its state and
+/// `started` (if this thread builds them), then every batch its mailbox
+/// yields until it is closed and empty. `batch` is the caller's, so that
+/// whatever an unwind leaves in it is still there for [`die`].
+fn serve_until_closed<A: Actor>(
+    cell: &Arc<ActorCell<A>>,
+    config: LoopConfig,
+    init: Init<A>,
+    batch: &mut Vec<A::Msg>,
+) {
     if let Some(build) = init.build {
         // SAFETY: the spawner handed this lock over to this thread before
         // starting it (it does whenever there is a `build`), and nothing
         // else adopts it.
         let held = unsafe { Held::adopt(cell.lock()) };
         cell.bind_home(&held);
-        build_under(&cell, &held, build);
+        build_under(cell, &held, build);
         if cell.flags() & STOPPED == 0 {
-            start_under(&cell, &held);
+            start_under(cell, &held);
         }
     }
     let mailbox = cell
         .inbox
         .own()
         .expect("kaspar: a standalone actor owns its mailbox");
-    let mut batch: Vec<A::Msg> = Vec::with_capacity(config.max_batch.min(4096));
+    batch.reserve(config.max_batch.min(4096));
     loop {
-        match mailbox.pop_batch(&mut batch, config.max_batch, config.idle) {
+        match mailbox.pop_batch(batch, config.max_batch, config.idle) {
             Drained::Closed => break,
-            Drained::Got(_) => serve(&cell, &mut batch),
+            Drained::Got(_) => serve(cell, batch),
         }
     }
-    let held = cell.hold();
-    stop_under(&cell, &held);
-    if thread_bound {
-        // A state built on this thread is dropped on it.
-        drop(cell.vacate(&held));
+}
+
+/// What is left to do when something unwound out of the run loop: the
+/// actor becomes a stopped actor, whatever it was doing. It is told to
+/// its watchers as `Panicked`; its `stopped` hook runs (caught, as
+/// always); the rest of the interrupted batch and everything its mailbox
+/// accepted go to dead letters, the mailbox's reserved slots included.
+#[cold]
+#[inline(never)]
+fn die<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>) {
+    SharedCounters::bump(&cell.stats.shared.panics);
+    // Sends are refused (and hand their message back) from here on.
+    cell.inbox.close();
+    restart::notify_terminated(cell, ExitReason::Panicked);
+    {
+        let held = cell.hold();
+        if cell.flags() & STOPPED == 0 {
+            quietly(|| stop_under(cell, &held));
+            if cell.flags() & STOPPED == 0 {
+                cell.mark_stopped(&held);
+            }
+        }
     }
+    // `serve` takes messages from the back of its (reversed) batch.
+    while let Some(msg) = batch.pop() {
+        quietly(|| {
+            cell.sup
+                .dead
+                .post_queued(cell, msg, DeadLetterReason::Stopped)
+        });
+    }
+    letters::drain_closed(cell, DeadLetterReason::Stopped);
 }
 
 /// Fills the cell with the state `factory` builds on this thread. If the
@@ -95,9 +165,9 @@ fn build_under<A: Actor>(
     held: &Held<'_>,
     factory: Box<dyn FnOnce() -> A + Send>,
 ) {
-    match catch_unwind(AssertUnwindSafe(factory)) {
-        Ok(actor) => cell.fill(held, actor),
-        Err(_) => {
+    match quietly(factory) {
+        Some(actor) => cell.fill(held, actor),
+        None => {
             SharedCounters::bump(&cell.stats.shared.panics);
             cell.mark_stopped(held);
             cell.inbox.close();
@@ -122,7 +192,7 @@ pub(crate) fn stop_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
     {
         let mut entered = cell.enter_held(held, ClassId::LIFECYCLE);
         let mut ctx = Ctx::new(cell);
-        if catch_unwind(AssertUnwindSafe(|| A::stopped(entered.access(), &mut ctx))).is_err() {
+        if quietly(|| A::stopped(entered.access(), &mut ctx)).is_none() {
             SharedCounters::bump(&cell.stats.shared.panics);
         }
     }
@@ -137,7 +207,7 @@ pub(crate) fn start_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
     }
     let mut entered = cell.enter_held(held, ClassId::LIFECYCLE);
     let mut ctx = Ctx::new(cell);
-    if catch_unwind(AssertUnwindSafe(|| A::started(entered.access(), &mut ctx))).is_err() {
+    if quietly(|| A::started(entered.access(), &mut ctx)).is_none() {
         SharedCounters::bump(&cell.stats.shared.panics);
     }
 }
@@ -187,23 +257,30 @@ fn handle_queued<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Ms
 }
 
 /// Handles a drained batch under one lock acquisition.
+///
+/// A message leaves `batch` only as it is served: should anything unwind
+/// mid-batch, the messages not yet served are still in `batch` (in
+/// reverse order), for the caller to hand to dead letters. (A drain
+/// iterator would drop them during the unwind, where a destructor that
+/// panics aborts the process.)
 #[inline]
 pub(crate) fn serve<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>) {
-    let held = cell.hold();
+    let mut held = cell.hold();
     if batch.len() == 1 {
         // The common case of a pop-one mailbox, or a consumer that keeps
-        // up: no drain iterator to set up and tear down.
+        // up: one message, nobody to let in.
         if let Some(msg) = batch.pop() {
             serve_one(cell, &held, msg);
         }
         return;
     }
-    let mut first = true;
-    for msg in batch.drain(..) {
-        if !first {
-            held.bump();
-        }
-        first = false;
+    // Served from the back, so the first message goes first.
+    batch.reverse();
+    if let Some(msg) = batch.pop() {
+        serve_one(cell, &held, msg);
+    }
+    while let Some(msg) = batch.pop() {
+        held.bump(|| cell.target());
         serve_one(cell, &held, msg);
     }
 }

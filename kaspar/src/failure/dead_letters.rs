@@ -271,6 +271,10 @@ impl DeadLetters {
         if !accepted {
             self.inner.unobserved.fetch_add(1, Relaxed);
         }
+        // The message and the panic payload are the user's: a destructor
+        // that panics must not unwind into whoever posted (a run loop, a
+        // supervisor acting after a panic).
+        super::drop_quietly(letter);
     }
 
     pub(crate) fn abandon(&self) {

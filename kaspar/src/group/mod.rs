@@ -48,18 +48,20 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::actor::addr::Addr;
-use crate::actor::cell::{ActorCell, Held};
+use crate::actor::cell::{ActorCell, Held, STOPPED};
 use crate::actor::instance::Instance;
 use crate::actor::traits::Actor;
 use crate::base::clock::Clock;
 use crate::base::ids::Target;
+use crate::base::stats::SharedCounters;
 use crate::delivery::run_loop::{self, LoopConfig};
 use crate::error::SendError;
 use crate::failure::dead_letters::DeadLetters;
+use crate::failure::{drop_quietly, quietly};
 use crate::guard::chain::{self, CyclePolicy};
 use crate::guard::lock::ActorLock;
 use crate::mailbox::inbox::{GroupSink, Inbox};
-use crate::mailbox::{Drained, Mailbox, Watch};
+use crate::mailbox::{Drained, IdleWait, Mailbox, Watch};
 
 /// A group's members and dispatch. Implemented by `#[group]`.
 pub trait GroupSpec: Sized + Send + 'static {
@@ -282,12 +284,23 @@ impl GroupHold<'_> {
         run_loop::start_under(&member.cell, &self.held);
     }
 
-    /// Runs `member`'s `stopped` hook and marks it stopped.
+    /// Runs `member`'s `stopped` hook and marks it stopped; a thread-bound
+    /// member's state is dropped here, on its own thread, and its home is
+    /// forgotten. Never unwinds: the hook and the state's destructor are
+    /// the user's, and caught, so every member of the group is stopped
+    /// whatever one of them does.
     pub fn stopped<A: Actor>(&self, member: &Addr<A>) {
-        member.cell.inbox.close();
-        run_loop::stop_under(&member.cell, &self.held);
+        let cell = &member.cell;
+        cell.inbox.close();
+        quietly(|| run_loop::stop_under(cell, &self.held));
+        if cell.flags() & STOPPED == 0 {
+            cell.mark_stopped(&self.held);
+        }
         if self.thread_bound {
-            drop(member.cell.vacate(&self.held));
+            if drop_quietly(cell.vacate(&self.held)) > 0 {
+                SharedCounters::bump(&cell.stats.shared.panics);
+            }
+            cell.clear_home();
         }
     }
 
@@ -327,7 +340,7 @@ pub(crate) fn reserve<G: GroupSpec>(
 
 /// Gives the members their states and runs their `started` hooks, on the
 /// calling thread (for the simulator).
-pub(crate) fn fill_and_start<G: GroupSpec>(spec: &G, members: G::Members, lock: &ActorLock) {
+pub(crate) fn fill_and_start<G: GroupSpec>(spec: &G, members: G::Members, lock: &Arc<ActorLock>) {
     let hold = GroupHold {
         held: Held::acquire(lock),
         thread_bound: false,
@@ -338,18 +351,36 @@ pub(crate) fn fill_and_start<G: GroupSpec>(spec: &G, members: G::Members, lock: 
 
 /// Stops a group that never started (a prepared group dropped unspawned):
 /// its members refuse entries, and what was queued goes to dead letters.
-pub(crate) fn abandon<G: GroupSpec>(spec: &G, core: &GroupCore<G>, lock: &ActorLock) {
+pub(crate) fn abandon<G: GroupSpec>(spec: &G, core: &GroupCore<G>, lock: &Arc<ActorLock>) {
     let hold = GroupHold {
         held: Held::acquire(lock),
         thread_bound: false,
     };
     core.mailbox.close();
     spec.stopped(&hold);
-    let mut queued = Vec::new();
-    while core.mailbox.try_pop_batch(&mut queued, usize::MAX) > 0 {
-        for msg in queued.drain(..) {
-            // Every member is stopped: each message becomes a dead letter.
-            spec.dispatch(msg, &hold);
+    drain_closed(spec, core, &hold, &mut Vec::new());
+}
+
+/// Hands what a group's closed queue still holds, and what `batch` still
+/// holds (a batch an unwind interrupted, in reverse order), to dead
+/// letters: every member is stopped, so dispatching a message posts it.
+/// A slot reserved before the close but not yet written is waited for (as
+/// the run loop's pop waits for it), not skipped.
+fn drain_closed<G: GroupSpec>(
+    spec: &G,
+    core: &GroupCore<G>,
+    hold: &GroupHold<'_>,
+    batch: &mut Vec<G::Msg>,
+) {
+    loop {
+        while let Some(msg) = batch.pop() {
+            // Dead letters drop a message quietly; `quietly` is for a
+            // member whose flags say otherwise (none should).
+            quietly(|| spec.dispatch(msg, hold));
+        }
+        match core.mailbox.pop_batch(batch, usize::MAX, IdleWait::Backoff) {
+            Drained::Closed => return,
+            Drained::Got(_) => batch.reverse(),
         }
     }
 }
@@ -372,7 +403,7 @@ pub(crate) fn close<G: GroupSpec>(core: &GroupCore<G>) {
 pub(crate) fn drain<G: GroupSpec>(
     spec: &G,
     core: &GroupCore<G>,
-    lock: &ActorLock,
+    lock: &Arc<ActorLock>,
     batch: &mut Vec<G::Msg>,
     max_batch: usize,
 ) -> usize {
@@ -394,7 +425,7 @@ pub(crate) fn drain<G: GroupSpec>(
 
 /// Closes the queue and runs every member's `stopped` hook on the calling
 /// thread. The caller has drained the queue.
-pub(crate) fn stop_members<G: GroupSpec>(spec: &G, core: &GroupCore<G>, lock: &ActorLock) {
+pub(crate) fn stop_members<G: GroupSpec>(spec: &G, core: &GroupCore<G>, lock: &Arc<ActorLock>) {
     core.mailbox.close();
     spec.stopped(&GroupHold {
         held: Held::acquire(lock),
@@ -420,6 +451,12 @@ pub(crate) struct GroupInit<G: GroupSpec> {
 ///
 /// `group` names the group where the deadlock detector names what this
 /// thread waits for.
+///
+/// As an actor's run loop (`run_loop::run`), the thread never dies
+/// silently: should anything unwind out of the loop, every member is
+/// stopped (hooks caught, thread-bound states dropped here) and what the
+/// queue had accepted, with the rest of the interrupted batch, goes to
+/// dead letters.
 pub(crate) fn run<G: GroupSpec>(
     spec: G,
     core: Arc<GroupCore<G>>,
@@ -432,19 +469,50 @@ pub(crate) fn run<G: GroupSpec>(
     // `run_loop::run`).
     let _consuming = lock.consuming(chain::thread_token());
     let thread_bound = init.thread_bound;
+    let mut batch: Vec<G::Msg> = Vec::new();
+    let served = catch_unwind(AssertUnwindSafe(|| {
+        serve_until_closed(&spec, &core, &lock, config, init, &group, &mut batch);
+        spec.stopped(&GroupHold {
+            held: Held::acquire(&lock),
+            thread_bound,
+        });
+    }));
+    if let Err(payload) = served {
+        drop_quietly(payload);
+        core.mailbox.close();
+        let hold = GroupHold {
+            held: Held::acquire(&lock),
+            thread_bound,
+        };
+        spec.stopped(&hold);
+        drain_closed(&spec, &core, &hold, &mut batch);
+    }
+}
+
+/// The group thread's life short of stopping (see [`run`]); `batch` is
+/// the caller's, so that what an unwind leaves in it is not lost.
+fn serve_until_closed<G: GroupSpec>(
+    spec: &G,
+    core: &GroupCore<G>,
+    lock: &Arc<ActorLock>,
+    config: LoopConfig,
+    init: GroupInit<G>,
+    group: &Target,
+    batch: &mut Vec<G::Msg>,
+) {
     {
         let hold = GroupHold {
             // SAFETY: the spawner handed this lock over to this thread
             // before starting it, and nothing else adopts it.
-            held: unsafe { Held::adopt(&lock) },
-            thread_bound,
+            held: unsafe { Held::adopt(lock) },
+            thread_bound: init.thread_bound,
         };
-        match catch_unwind(AssertUnwindSafe(init.build)) {
-            Ok(members) => {
+        match quietly(init.build) {
+            Some(members) => {
                 spec.fill(members, &hold);
                 spec.started(&hold);
             }
-            Err(_) => {
+            None => {
                 // The members never had a state: they stop before they
                 // started, and what is queued goes to dead letters below.
                 core.mailbox.close();
@@ -452,33 +520,28 @@ pub(crate) fn run<G: GroupSpec>(
             }
         }
     }
-    let mut batch: Vec<G::Msg> = Vec::with_capacity(config.max_batch.min(4096));
+    batch.reserve(config.max_batch.min(4096));
     loop {
-        match core
-            .mailbox
-            .pop_batch(&mut batch, config.max_batch, config.idle)
-        {
-            Drained::Closed => break,
+        match core.mailbox.pop_batch(batch, config.max_batch, config.idle) {
+            Drained::Closed => return,
             Drained::Got(_) => {
-                let hold = GroupHold {
+                let mut hold = GroupHold {
                     // The group's thread waits for a synchronous caller into
                     // any member; named by the group (no one actor id).
-                    held: Held::acquire_watched(&lock, || group.clone()),
-                    thread_bound,
+                    held: Held::acquire_watched(lock, || group.clone()),
+                    thread_bound: init.thread_bound,
                 };
-                let mut first = true;
-                for msg in batch.drain(..) {
-                    if !first {
-                        hold.held.bump();
-                    }
-                    first = false;
+                // Served from the back, so a message leaves `batch` only
+                // as it is served (see `run_loop::serve`).
+                batch.reverse();
+                if let Some(msg) = batch.pop() {
+                    spec.dispatch(msg, &hold);
+                }
+                while let Some(msg) = batch.pop() {
+                    hold.held.bump(|| group.clone());
                     spec.dispatch(msg, &hold);
                 }
             }
         }
     }
-    spec.stopped(&GroupHold {
-        held: Held::acquire(&lock),
-        thread_bound,
-    });
 }

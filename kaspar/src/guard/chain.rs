@@ -216,12 +216,18 @@ pub(crate) struct ThreadState {
     /// Run loops this thread is running (`ActorLock::consuming`): other
     /// threads may wait for it to handle a message.
     consuming: Cell<u32>,
+    /// Prepared actors and groups this thread is pledged to start
+    /// (`guard::lock::Pledge`): their queues wait for it too.
+    pledged: Cell<u32>,
     /// Address of a group lock this thread holds right now and none of
     /// whose members has a flag set, or 0: set after the lock is acquired
     /// and restored before it is released ([`GroupMark`]), and cleared when
     /// a member gets a flag ([`forget_group`]). An entry into a member of
     /// that group is an intra-group call that needs no flags check.
     group: Cell<usize>,
+    /// This thread's home id ([`ThreadState::home_id`]), or 0 until first
+    /// asked for.
+    home: Cell<usize>,
     /// The first `INLINE_FRAMES` frames, outermost first.
     frames: [FrameSlot; INLINE_FRAMES],
 }
@@ -231,6 +237,30 @@ impl ThreadState {
     #[inline(always)]
     pub(crate) fn token(&self) -> usize {
         self as *const ThreadState as usize
+    }
+
+    /// This thread's home id: the number a thread-bound actor records as
+    /// its home. Unlike the [token](Self::token), which is an address and
+    /// can be reused by a thread started after this one has exited, a home
+    /// id is never reused in the process: a thread that happens to get a
+    /// dead thread's thread-local storage does not get its actors.
+    #[inline]
+    pub(crate) fn home_id(&self) -> usize {
+        match self.home.get() {
+            0 => self.assign_home_id(),
+            id => id,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn assign_home_id(&self) -> usize {
+        // A plain counter, not a modelled atomic: it only hands out
+        // distinct numbers, and orders nothing.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.home.set(id);
+        id
     }
 
     /// Whether this thread holds the group lock at `lock` right now.
@@ -285,7 +315,9 @@ thread_local! {
         ThreadState {
             len: Cell::new(0),
             consuming: Cell::new(0),
+            pledged: Cell::new(0),
             group: Cell::new(0),
+            home: Cell::new(0),
             frames: [const { FrameSlot::empty() }; INLINE_FRAMES],
         }
     };
@@ -322,13 +354,30 @@ pub(crate) fn set_consuming(on: bool) {
     c.set(if on { c.get() + 1 } else { c.get() - 1 });
 }
 
+/// Marks the start (`true`) or end (`false`) of a pledge to start a
+/// prepared actor or group (`guard::lock::Pledge`) on this thread.
+pub(crate) fn set_pledged(on: bool) {
+    let c = &this_thread().pledged;
+    c.set(if on { c.get() + 1 } else { c.get() - 1 });
+}
+
 /// Whether another thread can be waiting for this one: it is running a
 /// handler (so it holds that actor's lock, or its group's) or a run loop
-/// (so asks to its actors and sends waiting for room depend on it). A
-/// thread that is neither holds nothing anyone waits for, so a wait of
-/// its own can never close a cycle.
+/// (so asks to its actors and sends waiting for room depend on it), or it
+/// is pledged to start a prepared actor (whose queue waits for it). A
+/// thread that is none of these holds nothing anyone waits for, so a wait
+/// of its own can never close a cycle.
 #[inline]
 pub(crate) fn may_be_waited_for() -> bool {
+    let t = this_thread();
+    t.len.get() != 0 || t.consuming.get() != 0 || t.pledged.get() != 0
+}
+
+/// Whether this thread is running actor code right now: a handler or a
+/// hook (a frame on the chain), or a run loop. Such a thread must not
+/// wait for actors to finish (`System::shutdown`): one of them may need a
+/// lock it holds, or be the very loop it runs.
+pub(crate) fn runs_actor_code() -> bool {
     let t = this_thread();
     t.len.get() != 0 || t.consuming.get() != 0
 }

@@ -82,11 +82,19 @@ impl WaitOn {
         }
     }
 
-    /// The thread this wait depends on, or 0 for none.
-    fn holder(&self) -> usize {
+    /// The threads this wait depends on (0 for none). A lock waits for its
+    /// owner, room for the consumer (which pops without the lock). A reply
+    /// waits for the consumer to pop the message *and* for the lock to
+    /// run its handler under: whoever holds the lock holds up the reply
+    /// too, which is how a handler that asks its own actor and waits is
+    /// refused whichever way it was reached (from its queue, the consumer
+    /// is the waiter; inline, by `fast_send` from another thread, the
+    /// waiter holds the lock).
+    fn holders(&self) -> [usize; 2] {
         match self.kind {
-            WaitKind::Lock => self.lock.owner(),
-            WaitKind::Reply | WaitKind::Room => self.lock.consumer(),
+            WaitKind::Lock => [self.lock.owner(), 0],
+            WaitKind::Room => [self.lock.consumer(), 0],
+            WaitKind::Reply => [self.lock.consumer(), self.lock.owner()],
         }
     }
 }
@@ -258,26 +266,48 @@ impl Registry {
             .find(|e| thread != 0 && e.thread == thread)
     }
 
-    /// Follows lock -> owner -> awaited lock from `lock`; true if it reaches
-    /// `me`. Each step follows one registered thread, so a walk longer than the
-    /// registry has entered a cycle that does not include `me`.
+    /// Whether waiting on `on` would close a cycle through `me`.
     fn closes_cycle(&self, me: usize, on: &WaitOn) -> bool {
-        let mut current = on;
-        for _ in 0..=self.waiting.len() {
-            let holder = current.holder();
+        self.search(me, on, &mut Marks::new(), &mut Marks::new())
+    }
+
+    /// Follows what `on` waits for (its holders), what those wait for,
+    /// and so on, depth first; returns the registered waits on the way
+    /// from `on` back to `me` (indices into `waiting`, in wait order), if
+    /// the walk reaches `me`. A thread is visited once, so the walk ends
+    /// even where the registry holds a cycle that does not include `me`.
+    fn path_to(&self, me: usize, on: &WaitOn) -> Option<Vec<usize>> {
+        let mut path = Marks::new();
+        self.search(me, on, &mut Marks::new(), &mut path)
+            .then(|| path.iter().collect())
+    }
+
+    fn search(&self, me: usize, on: &WaitOn, visited: &mut Marks, path: &mut Marks) -> bool {
+        for holder in on.holders() {
+            if holder == 0 {
+                continue;
+            }
             if holder == me {
                 return true;
             }
-            match self.waiter(holder) {
-                Some(entry) => current = &entry.on,
-                None => return false,
+            if visited.contains(holder) {
+                continue;
             }
+            visited.push(holder);
+            let Some(i) = self.waiting.iter().position(|e| e.thread == holder) else {
+                continue;
+            };
+            path.push(i);
+            if self.search(me, &self.waiting[i].on, visited, path) {
+                return true;
+            }
+            path.pop();
         }
         false
     }
 
     /// The cycle's edges in wait order: the caller's own edge first, then the
-    /// holder of what it waits for, and so on back to the caller.
+    /// thread holding up what it waits for, and so on back to the caller.
     #[cold]
     fn cycle_edges(
         &self,
@@ -292,24 +322,65 @@ impl Registry {
             waits_for: target,
             kind: on.kind,
         }];
-        let mut current = on;
-        for _ in 0..self.waiting.len() {
-            let holder = current.holder();
-            if holder == me {
-                break;
-            }
-            let Some(entry) = self.waiter(holder) else {
-                break;
-            };
+        for i in self.path_to(me, on).unwrap_or_default() {
+            let entry = &self.waiting[i];
             edges.push(WaitEdge {
                 thread: entry.thread,
                 chain: entry.chain.clone(),
                 waits_for: entry.target.clone(),
                 kind: entry.on.kind,
             });
-            current = &entry.on;
         }
         edges
+    }
+}
+
+/// A walk's small stack of numbers (threads visited, waits on the path):
+/// inline up to [`Marks::INLINE`], so the walk before a wait does not
+/// allocate in the common case of a few threads (the allocation tests
+/// count a run loop's registered wait).
+struct Marks {
+    inline: [usize; Marks::INLINE],
+    len: usize,
+    spill: Vec<usize>,
+}
+
+impl Marks {
+    const INLINE: usize = 16;
+
+    fn new() -> Self {
+        Marks {
+            inline: [0; Marks::INLINE],
+            len: 0,
+            spill: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, n: usize) {
+        if self.len < Marks::INLINE {
+            self.inline[self.len] = n;
+        } else {
+            self.spill.push(n);
+        }
+        self.len += 1;
+    }
+
+    fn pop(&mut self) {
+        self.len -= 1;
+        if self.len >= Marks::INLINE {
+            self.spill.pop();
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.inline[..self.len.min(Marks::INLINE)]
+            .iter()
+            .chain(self.spill.iter())
+            .copied()
+    }
+
+    fn contains(&self, n: usize) -> bool {
+        self.iter().any(|m| m == n)
     }
 }
 

@@ -37,6 +37,8 @@
 //! behalf. The loom models in `tests/loom_lock.rs` check this protocol.
 
 use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
 
 use crossbeam_utils::Backoff;
 
@@ -101,6 +103,48 @@ impl Drop for Consuming<'_> {
     fn drop(&mut self) {
         self.lock.consumer.store(0, Ordering::Relaxed);
         chain::set_consuming(false);
+    }
+}
+
+/// Marks the calling thread as the one that will start a prepared actor
+/// (or group) whose lock this is, while it lives: until it starts, the
+/// queue's messages wait for that thread, and the deadlock detector says
+/// so (an `ask` to the prepared actor, waited on by the thread that must
+/// start it, can never be answered). Not `Send`: dropped on the thread
+/// that made it, which is the one it names.
+pub(crate) struct Pledge {
+    lock: Arc<ActorLock>,
+    me: usize,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Pledge {
+    /// Pledges the calling thread (token `me`) to start `lock`'s run loop.
+    pub(crate) fn new(lock: &Arc<ActorLock>, me: usize) -> Pledge {
+        lock.consumer.store(me, Ordering::Relaxed);
+        chain::set_pledged(true);
+        Pledge {
+            lock: Arc::clone(lock),
+            me,
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for Pledge {
+    fn drop(&mut self) {
+        // A run loop that has started since records itself; leave it.
+        let _ =
+            self.lock
+                .consumer
+                .compare_exchange(self.me, 0, Ordering::Relaxed, Ordering::Relaxed);
+        chain::set_pledged(false);
+    }
+}
+
+impl fmt::Debug for Pledge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pledge").field("me", &self.me).finish()
     }
 }
 
@@ -230,14 +274,18 @@ impl ActorLock {
     /// This is how `start` guarantees that the `#[started]` hook runs before
     /// the first `fast_send`.
     ///
-    /// # Panics
-    ///
-    /// If the lock is held: only a lock nobody can reach yet is handed over.
+    /// The lock may be held for a moment when this is called: a prepared
+    /// actor's address is public before it starts, and a synchronous
+    /// delivery to it takes the lock, finds the actor vacant and lets go
+    /// (`NotStarted`). So this waits for the lock like any caller; no
+    /// holder of a vacant actor's lock runs a handler or waits for
+    /// anything, so the wait is short and needs no deadlock check.
     pub(crate) fn hand_over(&self) {
-        assert!(
-            self.try_acquire(HANDED_OVER),
-            "kaspar: handed over a lock that is already held"
-        );
+        if !self.try_acquire(HANDED_OVER) {
+            // A direct hand-off from a releasing holder writes the park
+            // token, `HANDED_OVER`, as owner: exactly what `adopt` expects.
+            self.park_acquire(HANDED_OVER);
+        }
     }
 
     /// Takes over a lock acquired by [`hand_over`](Self::hand_over): the
@@ -378,18 +426,45 @@ impl ActorLock {
     /// Lets a parked waiter (a blocked `fast_send`) in, then takes the lock
     /// back. A no-op unless somebody is parked. Called by run loops between
     /// the messages of a batch, so a batch does not starve synchronous
-    /// callers.
+    /// callers. (The run loops go through `Held::bump`, which also takes
+    /// the thread's group mark off while the lock is let go and registers
+    /// the wait to take it back with the deadlock detector; this is the
+    /// bare protocol, for the loom models.)
     ///
     /// # Safety
     ///
     /// The calling thread (token `me`) holds the lock. It holds it again
     /// when `bump` returns.
     #[inline]
+    #[cfg_attr(not(loom), allow(dead_code))]
     pub(crate) unsafe fn bump(&self, me: usize) {
-        if self.word.load(Ordering::Relaxed) & PARKED != 0 {
-            self.release_slow(true);
+        // SAFETY: this function's contract.
+        if unsafe { self.let_parked_in() } {
             self.park_acquire(me);
         }
+    }
+
+    /// Whether some thread is parked waiting for the lock.
+    #[inline]
+    pub(crate) fn has_parked(&self) -> bool {
+        self.word.load(Ordering::Relaxed) & PARKED != 0
+    }
+
+    /// The first half of [`bump`](Self::bump): if a thread is parked, hands
+    /// it the lock (a fair release) and returns `true`; the caller then no
+    /// longer holds the lock and must take it back. Otherwise returns
+    /// `false` and the caller still holds it.
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the lock.
+    #[inline]
+    pub(crate) unsafe fn let_parked_in(&self) -> bool {
+        if !self.has_parked() {
+            return false;
+        }
+        self.release_slow(true);
+        true
     }
 
     /// Sets `FLAGGED`: entries through this lock take the checked path

@@ -338,15 +338,17 @@ impl<R: Send + 'static> Ask<R> {
         }
     }
 
-    /// Whether only this thread runs the target's queue. Asked once the
+    /// Whether only this thread runs the target's queue, or this thread
+    /// holds the lock the target's handler needs. Asked once the
     /// spin phase is over, not before it: the consumer's token shares a
     /// cache line with the target's lock word, which the target's thread
     /// takes for every message, our own among them.
     #[cold]
     fn answered_here(&self) -> bool {
+        let me = chain::thread_token();
         self.target
             .as_ref()
-            .is_some_and(|t| t.lock().consumer() == chain::thread_token())
+            .is_some_and(|t| t.lock().consumer() == me || t.lock().held_by(me))
     }
 
     /// The deadlock detector's part of a wait loop, before each park: the

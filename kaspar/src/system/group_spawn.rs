@@ -9,8 +9,8 @@ use std::sync::Arc;
 use crate::base::ids::{ActorId, Target};
 use crate::delivery::run_loop::LoopConfig;
 use crate::group::{self, GroupCore, GroupInit, GroupSpec};
-use crate::guard::chain::CyclePolicy;
-use crate::guard::lock::ActorLock;
+use crate::guard::chain::{self, CyclePolicy};
+use crate::guard::lock::{ActorLock, Pledge};
 use crate::mailbox::{IdleWait, Mailbox, MailboxKind};
 use crate::system::placement::{Placement, PlacementOutcome};
 use crate::system::spawn::{checked_name, instance_of, placement_of, spawn_thread};
@@ -262,6 +262,9 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
 pub struct PreparedGroup<'s, G: GroupSpec> {
     system: &'s System,
     parts: Option<Parts<G>>,
+    /// Until spawned: this thread is the one the group's queue waits for
+    /// (see [`Prepared`](crate::Prepared); not `Send` either).
+    pledge: Option<Pledge>,
 }
 
 impl<G: GroupSpec> fmt::Debug for PreparedGroup<'_, G> {
@@ -293,6 +296,7 @@ impl<'s, G: GroupSpec> PreparedGroup<'s, G> {
         G::Members: Send,
     {
         let (system, parts) = (Arc::clone(&self.system.inner), self.parts.take());
+        drop(self.pledge.take());
         GroupSpawn::with_init(system, Box::new(move || members), false, parts)
     }
 
@@ -303,6 +307,7 @@ impl<'s, G: GroupSpec> PreparedGroup<'s, G> {
         factory: impl FnOnce() -> G::Members + Send + 'static,
     ) -> GroupSpawn<'s, G> {
         let (system, parts) = (Arc::clone(&self.system.inner), self.parts.take());
+        drop(self.pledge.take());
         GroupSpawn::with_init(system, Box::new(factory), true, parts)
     }
 }
@@ -310,6 +315,7 @@ impl<'s, G: GroupSpec> PreparedGroup<'s, G> {
 impl<G: GroupSpec> Drop for PreparedGroup<'_, G> {
     fn drop(&mut self) {
         if let Some(Parts { spec, core, lock }) = self.parts.take() {
+            drop(self.pledge.take());
             group::abandon(&spec, &core, &lock);
         }
     }
@@ -325,9 +331,12 @@ impl System {
 
     /// [`prepare_group`](Self::prepare_group) with a queue of `kind`.
     pub fn prepare_group_with<G: GroupSpec>(&self, kind: MailboxKind) -> PreparedGroup<'_, G> {
+        let parts = reserve(&self.inner, kind, self.config().policy, None);
+        let pledge = Pledge::new(&parts.lock, chain::thread_token());
         PreparedGroup {
             system: self,
-            parts: Some(reserve(&self.inner, kind, self.config().policy, None)),
+            parts: Some(parts),
+            pledge: Some(pledge),
         }
     }
 

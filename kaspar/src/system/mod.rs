@@ -26,7 +26,7 @@ use crate::base::clock::Clock;
 use crate::base::ids::Target;
 use crate::failure::dead_letters::DeadLetters;
 use crate::group::GroupSpec;
-use crate::guard::chain::CyclePolicy;
+use crate::guard::chain::{self, CyclePolicy};
 use crate::mailbox::{IdleWait, MailboxKind};
 use crate::system::group_spawn::GroupSpawn;
 use crate::system::spawn::Spawn;
@@ -271,6 +271,9 @@ impl System {
 
     fn stop_all(&self, deadline: Option<Instant>) -> ShutdownReport {
         self.inner.closed.store(true, Ordering::SeqCst);
+        if chain::runs_actor_code() {
+            return self.close_without_waiting();
+        }
         let mut report = ShutdownReport::default();
         let mut left = Vec::new();
         // A handler still draining may spawn (`Ctx::spawn`): its actor
@@ -309,6 +312,29 @@ impl System {
     }
 }
 
+impl System {
+    /// [`shutdown`](Self::shutdown) from a thread that runs actor code (a
+    /// handler, a hook, a run loop): every mailbox is closed, so every
+    /// actor drains, runs its `stopped` hook and exits as usual, but none
+    /// is waited for. Waiting could not end: this thread holds a lock, or
+    /// is the very run loop, that one of them needs to finish. Every actor
+    /// is reported unfinished; a later `shutdown` from outside any actor
+    /// (or dropping the `System` there) joins them.
+    #[cold]
+    fn close_without_waiting(&self) -> ShutdownReport {
+        let running = self.inner.running.lock();
+        let mut report = ShutdownReport {
+            not_waited: true,
+            ..ShutdownReport::default()
+        };
+        for r in running.iter().rev() {
+            (r.close)();
+            report.unfinished.push(r.target.clone());
+        }
+        report
+    }
+}
+
 impl Drop for System {
     fn drop(&mut self) {
         if self.inner.gave_up.load(Ordering::SeqCst) {
@@ -333,6 +359,14 @@ pub struct ShutdownReport {
     /// Actor and group threads still running when
     /// [`System::shutdown_timeout`] stopped waiting (a handler that does
     /// not return). Their queued messages go to dead letters as each
-    /// thread gets back to its run loop.
+    /// thread gets back to its run loop. After a shutdown called from
+    /// actor code (see [`not_waited`](Self::not_waited)): every actor,
+    /// none of them waited for.
     pub unfinished: Vec<Target>,
+    /// Whether this shutdown was called from a thread running actor code
+    /// (inside a handler or a hook, or on an actor's thread), where it
+    /// cannot wait: it closed every mailbox and returned at once, and the
+    /// actors stop on their own threads. (Dropping the last `System` there
+    /// does the same and detaches the threads.)
+    pub not_waited: bool,
 }

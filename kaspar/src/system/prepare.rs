@@ -8,6 +8,8 @@ use crate::actor::addr::Addr;
 use crate::actor::cell::ActorCell;
 use crate::actor::letters::abandon_unstarted;
 use crate::actor::traits::{Actor, ActorConfig};
+use crate::guard::chain;
+use crate::guard::lock::Pledge;
 use crate::mailbox::MailboxKind;
 use crate::system::spawn::{vacant_cell, Spawn};
 use crate::system::System;
@@ -26,6 +28,12 @@ use crate::system::System;
 ///
 /// Dropping a `Prepared` without spawning stops the actor: its queued
 /// messages go to dead letters (pending asks resolve with `Dropped`).
+///
+/// A `Prepared` stays on the thread that made it (it is not `Send`): that
+/// thread is the one that starts the actor, so its queue waits for that
+/// thread, and an `ask` to the prepared actor waited on there is refused
+/// with [`AskError::Deadlock`](crate::AskError::Deadlock) instead of
+/// waiting for a start that can only come after the wait.
 ///
 /// ```
 /// use kaspar::prelude::*;
@@ -67,6 +75,9 @@ pub struct Prepared<'s, A: Actor> {
     system: &'s System,
     /// `Some` until spawned.
     cell: Option<Arc<ActorCell<A>>>,
+    /// Until spawned: this thread is the one the actor's queue waits for.
+    /// (Which also keeps a `Prepared` on the thread that made it.)
+    pledge: Option<Pledge>,
 }
 
 impl<A: Actor> fmt::Debug for Prepared<'_, A> {
@@ -80,9 +91,12 @@ impl<A: Actor> fmt::Debug for Prepared<'_, A> {
 impl<'s, A: Actor> Prepared<'s, A> {
     pub(crate) fn new(system: &'s System, mailbox: MailboxKind) -> Self {
         let policy = A::POLICY.unwrap_or(system.config().policy);
+        let cell = Arc::new(vacant_cell(&system.inner, mailbox, policy, None));
+        let pledge = Pledge::new(cell.lock(), chain::thread_token());
         Prepared {
             system,
-            cell: Some(Arc::new(vacant_cell(&system.inner, mailbox, policy, None))),
+            cell: Some(cell),
+            pledge: Some(pledge),
         }
     }
 
@@ -105,6 +119,7 @@ impl<'s, A: Actor> Prepared<'s, A> {
         A: Send,
     {
         let cell = self.cell.take().expect("spawned once");
+        drop(self.pledge.take());
         Spawn::of_value(Arc::clone(&self.system.inner), actor, Some(cell))
     }
 
@@ -112,6 +127,7 @@ impl<'s, A: Actor> Prepared<'s, A> {
     /// actor's own thread.
     pub fn spawn_with(mut self, factory: impl FnOnce() -> A + Send + 'static) -> Spawn<'s, A> {
         let cell = self.cell.take().expect("spawned once");
+        drop(self.pledge.take());
         Spawn::of_factory(Arc::clone(&self.system.inner), factory, Some(cell))
     }
 }
@@ -119,6 +135,8 @@ impl<'s, A: Actor> Prepared<'s, A> {
 impl<A: Actor> Drop for Prepared<'_, A> {
     fn drop(&mut self) {
         if let Some(cell) = self.cell.take() {
+            // Not started, and never will be: the queue waits for nobody.
+            drop(self.pledge.take());
             abandon_unstarted(&cell);
         }
     }

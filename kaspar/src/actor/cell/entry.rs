@@ -159,11 +159,13 @@ impl<A: Actor> ActorCell<A> {
         let reentrant = <A::Access as AccessMode>::REENTRANT;
         let t = chain::this_thread();
         // A thread-bound state is reached only from its own thread. The
-        // home token is written once, by that thread, so only that thread
-        // can ever read its own token here; any other sees 0 or another
-        // thread's token and is refused. (A constant `false` for every
-        // other actor: the test compiles away.)
-        if <A as ActorConfig>::THREAD_BOUND && self.home.load(Ordering::Relaxed) != t.token() {
+        // home id is written by that thread (and cleared by it when the
+        // actor stops), and a home id is never reused by another thread
+        // (`ThreadState::home_id`), so only that thread can ever read its
+        // own id here; any other sees 0 or another thread's id and is
+        // refused. (A constant `false` for every other actor: the test
+        // compiles away.)
+        if <A as ActorConfig>::THREAD_BOUND && self.home.load(Ordering::Relaxed) != t.home_id() {
             return refused(Refusal::ThreadBound, carry);
         }
         let lock = self.lock_word();

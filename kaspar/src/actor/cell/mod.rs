@@ -70,7 +70,9 @@ pub(crate) enum Refusal {
 /// `flags` bit: the `stopped` hook ran.
 pub(crate) const STOPPED: u8 = 1;
 /// `flags` bit: supervision stopped the actor; entries are refused and
-/// its queued messages go to dead letters.
+/// its queued messages go to dead letters. [`ActorCell::is_stopped`] counts
+/// it as stopped: a halted group member's `stopped` hook (and so
+/// `STOPPED`) waits for its group to stop, but the member is gone already.
 pub(crate) const HALTED: u8 = 2;
 /// `flags` bit: a restart waits for an entry that may replace the state.
 pub(crate) const RESTART_PENDING: u8 = 4;
@@ -105,9 +107,10 @@ pub(crate) struct ActorCell<A: Actor> {
     pub(crate) inbox: Inbox<A::Msg>,
     pub(crate) clock: Clock,
     pub(crate) sup: Supervisor<A>,
-    /// Token of the thread that runs this actor's loop (see
-    /// [`bind_home`](Self::bind_home)), or 0 before it started. Read on
-    /// entry only for a thread-bound actor (`ActorConfig::THREAD_BOUND`).
+    /// Home id (`ThreadState::home_id`, never reused) of the thread that
+    /// runs this actor's loop (see [`bind_home`](Self::bind_home)), or 0
+    /// before it started and after it stopped. Read on entry only for a
+    /// thread-bound actor (`ActorConfig::THREAD_BOUND`).
     home: AtomicUsize,
     /// Whether the state of this `Exclusive` group member is borrowed right
     /// now (one of its handlers is running). It stands in for the
@@ -306,8 +309,12 @@ impl<A: Actor> ActorCell<A> {
         &self.stats.shared
     }
 
+    /// Whether the actor is stopped for good: its `stopped` hook ran
+    /// (`STOPPED`), or supervision halted it (`HALTED`: it refuses every
+    /// entry and send from then on, though a halted group member's hook
+    /// runs only when its group stops).
     pub(crate) fn is_stopped(&self) -> bool {
-        self.flags.load(Ordering::Acquire) & STOPPED != 0
+        self.flags.load(Ordering::Acquire) & (STOPPED | HALTED) != 0
     }
 
     /// The flag bits; exact only for the lock holder.
@@ -320,7 +327,15 @@ impl<A: Actor> ActorCell<A> {
     /// is about to start, as this actor's home (see `THREAD_BOUND`).
     pub(crate) fn bind_home(&self, held: &Held<'_>) {
         self.assert_own(held);
-        self.home.store(held.me, Ordering::Relaxed);
+        self.home
+            .store(chain::this_thread().home_id(), Ordering::Relaxed);
+    }
+
+    /// Forgets the actor's home: no thread passes the home check of a
+    /// thread-bound actor from now on. By its home thread, when the actor
+    /// has stopped and its state was dropped there.
+    pub(crate) fn clear_home(&self) {
+        self.home.store(0, Ordering::Relaxed);
     }
 
     /// Marks the actor stopped; later entries get `Closed`.
@@ -363,7 +378,7 @@ impl<A: Actor> ActorCell<A> {
 
     fn assert_own(&self, held: &Held<'_>) {
         assert!(
-            std::ptr::eq(held.lock, &*self.lock),
+            Arc::ptr_eq(held.lock, &self.lock),
             "kaspar: run loop entered an actor under a lock that is not its own"
         );
     }

@@ -488,6 +488,93 @@ mod tests {
         release(&[&l1]);
     }
 
+    /// A holds the lock of the actor it asks (it runs one of its handlers
+    /// inline) and waits for the reply: whoever runs the queue, the
+    /// handler needs the lock A holds. A cycle of one edge.
+    #[test]
+    fn a_reply_wait_on_an_actor_whose_lock_the_waiter_holds_is_a_cycle() {
+        let l1 = lock_held_by(A);
+        let _consumer = l1.consuming(B); // B idle, waiting for messages
+        let reply = WaitOn::consumer(WaitKind::Reply, &l1);
+        let reg = Registry::default();
+        assert!(reg.closes_cycle(A, &reply));
+        let one = Target::new(ActorId(1), "one", None);
+        let edges = reg.cycle_edges(A, &reply, one, CallChain::default());
+        let kinds: Vec<_> = edges.iter().map(|e| (e.thread, e.kind)).collect();
+        assert_eq!(kinds, vec![(A, WaitKind::Reply)]);
+        // Room only needs the consumer to pop: not a cycle.
+        assert!(!reg.closes_cycle(A, &WaitOn::consumer(WaitKind::Room, &l1)));
+        release(&[&l1]);
+    }
+
+    /// A holds L1 and asks the actor behind L2, whose consumer C is idle
+    /// but whose lock B holds; B waits for L1. The walk goes through the
+    /// lock's holder, not only the consumer.
+    #[test]
+    fn a_reply_wait_follows_the_lock_holder_where_the_consumer_is_idle() {
+        let (l1, l2) = (lock_held_by(A), lock_held_by(B));
+        let _consumer = l2.consuming(C);
+        let reg = Registry {
+            waiting: vec![waiting(B, &l1, 1)],
+        };
+        let reply = WaitOn::consumer(WaitKind::Reply, &l2);
+        assert!(reg.closes_cycle(A, &reply));
+        let two = Target::new(ActorId(2), "two", None);
+        let edges = reg.cycle_edges(A, &reply, two, CallChain::default());
+        let kinds: Vec<_> = edges.iter().map(|e| (e.thread, e.kind)).collect();
+        assert_eq!(kinds, vec![(A, WaitKind::Reply), (B, WaitKind::Lock)]);
+        release(&[&l1, &l2]);
+    }
+
+    /// Both holders of a reply wait lead on, one to a running thread, the
+    /// other back to the caller: the walk tries both.
+    #[test]
+    fn the_walk_tries_every_holder_before_it_gives_up() {
+        let (l1, l2, l3) = (lock_held_by(A), lock_held_by(B), lock_held_by(C));
+        // L2's consumer is C, which waits for L3 (its own: running, no
+        // further edge); L2's owner B waits for L1, held by A.
+        let _consumer = l2.consuming(C);
+        let reg = Registry {
+            waiting: vec![waiting(C, &l3, 3), waiting(B, &l1, 1)],
+        };
+        let reply = WaitOn::consumer(WaitKind::Reply, &l2);
+        assert!(reg.closes_cycle(A, &reply));
+        let two = Target::new(ActorId(2), "two", None);
+        let order: Vec<usize> = reg
+            .cycle_edges(A, &reply, two, CallChain::default())
+            .iter()
+            .map(|e| e.thread)
+            .collect();
+        assert_eq!(order, vec![A, B], "the dead end through C is not reported");
+        release(&[&l1, &l2, &l3]);
+    }
+
+    #[test]
+    fn a_walk_past_sixteen_threads_spills_and_still_finds_the_cycle() {
+        // Twenty threads in a row: T(i) holds L(i) and waits for L(i+1),
+        // the last one for the caller's lock. The caller closes the ring
+        // by waiting for L(0): more threads than `Marks` keeps inline.
+        let me = 8 * 500;
+        let tokens: Vec<usize> = (0..20).map(|i| 8 * (200 + i)).collect();
+        let locks: Vec<_> = tokens.iter().map(|&t| lock_held_by(t)).collect();
+        let mine = lock_held_by(me);
+        let mut waiting_list = Vec::new();
+        for i in 0..20 {
+            let next = if i + 1 < 20 { &locks[i + 1] } else { &mine };
+            waiting_list.push(waiting(tokens[i], next, i as u64));
+        }
+        let reg = Registry {
+            waiting: waiting_list,
+        };
+        let on = WaitOn::lock(&locks[0]);
+        assert!(reg.closes_cycle(me, &on));
+        let t = Target::new(ActorId(99), "x", None);
+        assert_eq!(reg.cycle_edges(me, &on, t, CallChain::default()).len(), 21);
+        let mut all: Vec<&Arc<ActorLock>> = locks.iter().collect();
+        all.push(&mine);
+        release(&all);
+    }
+
     #[test]
     fn a_thread_nobody_can_wait_for_skips_the_registry() {
         static NAMES: chain::FrameNames = chain::FrameNames {

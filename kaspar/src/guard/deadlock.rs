@@ -83,18 +83,24 @@ impl WaitOn {
     }
 
     /// The threads this wait depends on (0 for none). A lock waits for its
-    /// owner, room for the consumer (which pops without the lock). A reply
-    /// waits for the consumer to pop the message *and* for the lock to
-    /// run its handler under: whoever holds the lock holds up the reply
-    /// too, which is how a handler that asks its own actor and waits is
-    /// refused whichever way it was reached (from its queue, the consumer
-    /// is the waiter; inline, by `fast_send` from another thread, the
-    /// waiter holds the lock).
+    /// owner. A reply waits for the consumer to pop the message *and* for
+    /// the lock to run its handler under: whoever holds the lock holds up
+    /// the reply too, which is how a handler that asks its own actor and
+    /// waits is refused whichever way it was reached (from its queue, the
+    /// consumer is the waiter; inline, by `fast_send` from another thread,
+    /// the waiter holds the lock). Room waits for the consumer to pop, and
+    /// the holder is counted too, conservatively: a consumer that has
+    /// popped waits for the lock before it pops again, so once other
+    /// senders fill the freed room, only the holder's release makes more;
+    /// and a handler that sends to its own full mailbox must be refused
+    /// inline as it is from its queue (where it would wait for itself), or
+    /// it could tell the two apart.
     fn holders(&self) -> [usize; 2] {
         match self.kind {
             WaitKind::Lock => [self.lock.owner(), 0],
-            WaitKind::Room => [self.lock.consumer(), 0],
-            WaitKind::Reply => [self.lock.consumer(), self.lock.owner()],
+            // The holder first: a waiter that holds the lock itself is a
+            // cycle of one edge, however busy the consumer is.
+            WaitKind::Reply | WaitKind::Room => [self.lock.owner(), self.lock.consumer()],
         }
     }
 }
@@ -502,8 +508,8 @@ mod tests {
         let edges = reg.cycle_edges(A, &reply, one, CallChain::default());
         let kinds: Vec<_> = edges.iter().map(|e| (e.thread, e.kind)).collect();
         assert_eq!(kinds, vec![(A, WaitKind::Reply)]);
-        // Room only needs the consumer to pop: not a cycle.
-        assert!(!reg.closes_cycle(A, &WaitOn::consumer(WaitKind::Room, &l1)));
+        // Room in its mailbox too (conservatively: see `holders`).
+        assert!(reg.closes_cycle(A, &WaitOn::consumer(WaitKind::Room, &l1)));
         release(&[&l1]);
     }
 

@@ -56,41 +56,65 @@ impl<'a, A: Actor> Ctx<'a, A> {
     /// Delivers `msg` to this actor after `delay` on its clock, as an
     /// ordinary queued message. Timers due at the same time arrive in the
     /// order they were scheduled.
+    ///
+    /// Firing never waits for room: if the actor's mailbox is full when the
+    /// timer is due, the message waits in the timer queue and is delivered
+    /// once when room appears (retried within 1 to 10 ms live), while other
+    /// actors' timers fire on time. The actor's timers still arrive in
+    /// (due time, scheduling order); a group's members' timers, in that
+    /// order across the group. If the actor stops first, the message is
+    /// dropped.
     pub fn schedule_once<M>(&self, delay: Duration, msg: M) -> TimerId
     where
         A: Handler<M>,
         M: Send + 'static,
     {
         let me = self.myself();
+        let queue = me.timer_queue();
         let mut msg = Some(msg);
         let due = self.now().saturating_add(delay);
         self.cell.clock.timers().schedule(
             due,
             None,
-            Box::new(move || match msg.take() {
-                Some(m) => me.send_timer(m).is_ok(),
-                None => false,
-            }),
+            queue,
+            Box::new(move || me.fire_timer(&mut msg)),
         )
     }
 
     /// Delivers a clone of `msg` to this actor every `period`, the first
     /// one `period` from now, until cancelled or the actor stops.
+    ///
+    /// A tick that finds the mailbox full waits for room as
+    /// [`schedule_once`](Self::schedule_once)'s message does, and the timer
+    /// does not re-arm until it is delivered: at most one tick waits, and
+    /// the ticks that came due meanwhile are coalesced into it. The next
+    /// tick is the first one of the original schedule after the delivery.
     pub fn schedule_every<M>(&self, period: Duration, msg: M) -> TimerId
     where
         A: Handler<M>,
         M: Clone + Send + 'static,
     {
         let me = self.myself();
+        let queue = me.timer_queue();
         let due = self.now().saturating_add(period);
+        // The tick waiting for room, if any; a fresh clone otherwise.
+        let mut tick = None;
         self.cell.clock.timers().schedule(
             due,
             Some(period),
-            Box::new(move || me.send_timer(msg.clone()).is_ok()),
+            queue,
+            Box::new(move || {
+                if tick.is_none() {
+                    tick = Some(msg.clone());
+                }
+                me.fire_timer(&mut tick)
+            }),
         )
     }
 
-    /// Cancels a timer; false if it already fired or was cancelled.
+    /// Cancels a timer; false if it already fired or was cancelled. A
+    /// timer whose message waits for room in a full mailbox is still
+    /// pending: cancelling it drops the message.
     pub fn cancel(&self, timer: TimerId) -> bool {
         self.cell.clock.timers().cancel(timer)
     }

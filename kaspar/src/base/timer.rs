@@ -8,10 +8,38 @@
 //! fires timers as it moves virtual time, so a simulated run is repeatable.
 //!
 //! Scheduling a timer allocates once (the boxed firing closure); firing it
-//! is an ordinary `send`.
+//! is an ordinary `send`, except that it never waits for room.
+//!
+//! # A full mailbox
+//!
+//! Firing never blocks the thread that fires: a timer whose target's queue
+//! is full (a bounded `LockFree` mailbox, whatever its
+//! [`WhenFull`](crate::WhenFull)) keeps its message and waits in the queue
+//! for room, while every other target's timers go on firing on time. Its
+//! message is neither lost nor duplicated:
+//!
+//! * Live, the queue retries it after 1 ms, then after intervals doubling up
+//!   to 10 ms, until the target has room (it is then delivered once) or is
+//!   gone. In simulation it is retried as soon as the simulator next fires
+//!   a timer, at the same virtual time, after the simulator has drained the
+//!   queues, so a simulated run stays repeatable.
+//! * While one of a target queue's timers waits for room, that queue is
+//!   *blocked*: its other timers that come due join the wait without being
+//!   tried, and the waiting ones are retried in (due time, scheduling
+//!   order). So the timers one queue receives (one actor's, or all the
+//!   members' of one group) still arrive in (due time, scheduling order),
+//!   however long some of them waited.
+//! * A periodic timer has at most one message waiting: it re-arms only once
+//!   that message is delivered, at the first tick of its original schedule
+//!   after the delivery. The ticks that came due while it waited are
+//!   coalesced into the one delivered, not delivered late one by one.
+//! * Cancelling a timer whose message waits drops the message (the cancel
+//!   returns `true`). A target that stops meanwhile refuses the retry: the
+//!   timer ends and its message is dropped, as for a timer that fires into
+//!   a stopped actor.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -24,24 +52,112 @@ use crate::base::clock::{Clock, Time};
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub struct TimerId(u64);
 
-/// What a timer does when it fires: queue its message. Returns `false` if
-/// the target is gone, which cancels a periodic timer.
-pub(crate) type Fire = Box<dyn FnMut() -> bool + Send>;
+/// What one firing of a timer did.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Fired {
+    /// The message is queued for its target.
+    Delivered,
+    /// The target's queue is full: the firing kept its message and is to be
+    /// retried (it never waits for room itself).
+    Full,
+    /// The target is gone (stopped, or its queue closed): the timer ends,
+    /// and a periodic one does not re-arm.
+    Gone,
+}
+
+/// What a timer does when it fires: queue its message, without waiting for
+/// room. On [`Fired::Full`] it keeps the message for the next try.
+pub(crate) type Fire = Box<dyn FnMut() -> Fired + Send>;
+
+/// Names the queue a timer delivers into (for an actor, the address of its
+/// lock, which a group's members share with their one queue): the timers
+/// of one queue are delivered in (due time, scheduling order), also when
+/// some of them wait for room.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(crate) struct QueueKey(usize);
+
+impl QueueKey {
+    /// The key of the queue behind `owner`, an address that lives as long
+    /// as the queue (the timer's closure keeps it alive).
+    pub(crate) fn of<T>(owner: *const T) -> Self {
+        QueueKey(owner as *const () as usize)
+    }
+}
 
 struct Entry {
+    /// When it is (or was) due; with its id, its place in the order.
+    due: u64,
     period: Option<u64>,
+    queue: QueueKey,
     fire: Fire,
+}
+
+/// A timer whose closure is running outside the lock.
+struct Firing {
+    periodic: bool,
+    /// Cancelled meanwhile: a periodic timer must then not re-arm, and a
+    /// message that found no room is dropped.
+    cancelled: bool,
+}
+
+/// A queue some of whose timers wait for room.
+struct Blocked {
+    /// (due, id) of the timers waiting, in the order they are retried.
+    waiting: BTreeSet<(u64, u64)>,
+    /// When the first of them is next tried.
+    retry_at: u64,
+    /// The interval before `retry_at`, doubled after each try that found
+    /// no room (zero before the first).
+    backoff: u64,
 }
 
 #[derive(Default)]
 struct State {
     /// (due, id): ids grow with scheduling order, so ties fire in it.
     heap: BinaryHeap<Reverse<(u64, u64)>>,
+    /// Every live timer: armed (in `heap`) or waiting for room (in a
+    /// `blocked` queue), not while it fires.
     entries: HashMap<u64, Entry>,
-    /// Timers whose closure is running outside the lock, and whether they
-    /// were cancelled meanwhile (a periodic one must then not re-arm).
-    firing: HashMap<u64, bool>,
+    firing: HashMap<u64, Firing>,
+    /// Queues with timers waiting for room. Which one is retried next is
+    /// decided by (due, id), never by this map's order.
+    blocked: HashMap<QueueKey, Blocked>,
     next_id: u64,
+}
+
+/// How long a timer that found its queue full waits before it is tried
+/// again: `first`, doubling up to `max` (nanoseconds). Zero: at the next
+/// firing, whatever the time (simulation).
+#[derive(Clone, Copy, Default, Debug)]
+struct RetryDelay {
+    first: u64,
+    max: u64,
+}
+
+impl RetryDelay {
+    /// The live thread's: 1 ms, growing to 10 ms.
+    const LIVE: RetryDelay = RetryDelay {
+        first: 1_000_000,
+        max: 10_000_000,
+    };
+
+    fn next(self, backoff: u64) -> u64 {
+        if backoff == 0 {
+            self.first
+        } else {
+            backoff.saturating_mul(2).min(self.max)
+        }
+    }
+}
+
+/// What [`TimerQueue::fire_next`] found to fire.
+enum Pick {
+    /// Nothing due.
+    None,
+    /// The earliest armed timer.
+    Armed(u64, u64),
+    /// The first waiting timer of a queue whose retry is due.
+    Waiting(u64, u64, QueueKey),
 }
 
 /// A queue of timers ordered by (due time, scheduling order).
@@ -49,107 +165,260 @@ struct State {
 pub(crate) struct TimerQueue {
     state: Mutex<State>,
     changed: Condvar,
+    retry: RetryDelay,
 }
 
 impl fmt::Debug for TimerQueue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let st = self.state.lock();
+        let waiting: usize = st.blocked.values().map(|b| b.waiting.len()).sum();
         f.debug_struct("TimerQueue")
             .field("pending", &st.entries.len())
+            .field("waiting_for_room", &waiting)
             .finish()
     }
 }
 
 impl TimerQueue {
-    pub(crate) fn schedule(&self, due: Time, period: Option<Duration>, fire: Fire) -> TimerId {
+    /// A queue whose full targets are retried after a wall-clock backoff
+    /// (the live thread's).
+    fn with_backoff() -> Self {
+        TimerQueue {
+            retry: RetryDelay::LIVE,
+            ..TimerQueue::default()
+        }
+    }
+
+    /// Arms a timer due at `due` (then every `period`) that delivers into
+    /// `queue` by running `fire`.
+    pub(crate) fn schedule(
+        &self,
+        due: Time,
+        period: Option<Duration>,
+        queue: QueueKey,
+        fire: Fire,
+    ) -> TimerId {
         let mut st = self.state.lock();
         let id = st.next_id;
         st.next_id += 1;
-        st.heap.push(Reverse((due.as_nanos(), id)));
-        let period = period.map(|p| (p.as_nanos() as u64).max(1));
-        st.entries.insert(id, Entry { period, fire });
+        let due = due.as_nanos();
+        st.heap.push(Reverse((due, id)));
+        let period = period.map(|p| (p.as_nanos().min(u64::MAX as u128) as u64).max(1));
+        st.entries.insert(
+            id,
+            Entry {
+                due,
+                period,
+                queue,
+                fire,
+            },
+        );
         drop(st);
         self.changed.notify_all();
         TimerId(id)
     }
 
-    /// Cancels a pending timer; false if it already fired (one-shot) or
-    /// was cancelled.
+    /// Cancels a pending timer, dropping a message of it that waits for
+    /// room; false if it already fired (one-shot: also while its message
+    /// is being queued) or was cancelled.
     pub(crate) fn cancel(&self, id: TimerId) -> bool {
         let mut st = self.state.lock();
-        if st.entries.remove(&id.0).is_some() {
+        if let Some(entry) = st.entries.remove(&id.0) {
+            Self::unwait(&mut st, entry.queue, (entry.due, id.0));
+            drop(st);
+            // Its closure, and the message it kept, go here, unlocked.
+            drop(entry);
             return true;
         }
         match st.firing.get_mut(&id.0) {
             // Firing right now: a periodic timer will not re-arm.
-            Some(cancelled @ false) => {
-                *cancelled = true;
+            Some(f) if f.periodic && !f.cancelled => {
+                f.cancelled = true;
                 true
             }
             _ => false,
         }
     }
 
-    /// The earliest due time of a pending timer.
-    pub(crate) fn next_due(&self) -> Option<Time> {
-        let mut st = self.state.lock();
-        Self::peek(&mut st).map(Time::from_nanos)
+    /// Takes `key` off `queue`'s waiting timers, if it is there; a queue
+    /// left with none is no longer blocked.
+    fn unwait(st: &mut State, queue: QueueKey, key: (u64, u64)) {
+        if let Some(b) = st.blocked.get_mut(&queue) {
+            if b.waiting.remove(&key) && b.waiting.is_empty() {
+                st.blocked.remove(&queue);
+            }
+        }
     }
 
-    /// Drops heap entries of cancelled timers and returns the earliest due.
-    fn peek(st: &mut State) -> Option<u64> {
+    /// When [`fire_next`](Self::fire_next) next has something to do: the
+    /// earliest due time of an armed timer, or the earliest retry of a
+    /// timer waiting for room.
+    pub(crate) fn next_due(&self) -> Option<Time> {
+        Self::next_at(&mut self.state.lock()).map(Time::from_nanos)
+    }
+
+    /// [`next_due`](Self::next_due), in nanoseconds, under the lock.
+    fn next_at(st: &mut State) -> Option<u64> {
+        let armed = Self::peek(st).map(|(due, _)| due);
+        let retry = st.blocked.values().map(|b| b.retry_at).min();
+        match (armed, retry) {
+            (Some(a), Some(r)) => Some(a.min(r)),
+            (a, r) => a.or(r),
+        }
+    }
+
+    /// Drops heap entries of cancelled timers and returns the earliest
+    /// armed timer's (due, id).
+    fn peek(st: &mut State) -> Option<(u64, u64)> {
         while let Some(&Reverse((due, id))) = st.heap.peek() {
             if st.entries.contains_key(&id) {
-                return Some(due);
+                return Some((due, id));
             }
             st.heap.pop();
         }
         None
     }
 
-    /// Fires the earliest timer if it is due at `now`. Returns whether one
-    /// fired. The firing closure runs outside the queue's lock.
+    /// What fires next at `now`: the armed timer or the waiting one whose
+    /// retry is due, whichever comes first in (due, id).
+    fn pick(st: &mut State, now: u64) -> Pick {
+        let armed = Self::peek(st).filter(|&(due, _)| due <= now);
+        let waiting = st
+            .blocked
+            .iter()
+            .filter(|(_, b)| b.retry_at <= now)
+            .filter_map(|(q, b)| b.waiting.first().map(|&k| (k, *q)))
+            .min_by_key(|&(k, _)| k);
+        match (armed, waiting) {
+            (Some(a), Some((w, q))) if w < a => Pick::Waiting(w.0, w.1, q),
+            (Some((due, id)), _) => Pick::Armed(due, id),
+            (None, Some(((due, id), q))) => Pick::Waiting(due, id, q),
+            (None, None) => Pick::None,
+        }
+    }
+
+    /// Fires the earliest timer due at `now` (or retries the earliest one
+    /// waiting for room whose retry is due). Returns whether there was one.
+    /// The firing closure runs outside the queue's lock and never waits.
     pub(crate) fn fire_next(&self, now: Time) -> bool {
+        let now = now.as_nanos();
         let mut st = self.state.lock();
-        let Some(due) = Self::peek(&mut st) else {
-            return false;
+        let (due, id, retried) = match Self::pick(&mut st, now) {
+            Pick::None => return false,
+            Pick::Armed(due, id) => {
+                st.heap.pop();
+                let queue = st.entries.get(&id).expect("peeked a live entry").queue;
+                if let Some(b) = st.blocked.get_mut(&queue) {
+                    // Its queue is full, with earlier timers waiting: it
+                    // waits behind them, untried, keeping the order.
+                    b.waiting.insert((due, id));
+                    return true;
+                }
+                (due, id, false)
+            }
+            Pick::Waiting(due, id, queue) => {
+                // Back in `waiting` below if it still finds no room.
+                st.blocked
+                    .get_mut(&queue)
+                    .expect("picked from it")
+                    .waiting
+                    .remove(&(due, id));
+                (due, id, true)
+            }
         };
-        if due > now.as_nanos() {
-            return false;
-        }
-        let Reverse((_, id)) = st.heap.pop().expect("peeked");
-        let mut entry = st.entries.remove(&id).expect("peeked a live entry");
-        if entry.period.is_some() {
-            st.firing.insert(id, false);
-        }
+        let mut entry = st.entries.remove(&id).expect("a picked timer is live");
+        st.firing.insert(
+            id,
+            Firing {
+                periodic: entry.period.is_some(),
+                cancelled: false,
+            },
+        );
         drop(st);
-        let alive = (entry.fire)();
-        if let Some(period) = entry.period {
-            let mut st = self.state.lock();
-            let cancelled = st.firing.remove(&id).unwrap_or(false);
-            if alive && !cancelled {
-                // Re-armed under the same id, due one period after it was due.
-                st.heap.push(Reverse((due.saturating_add(period), id)));
+        let fired = (entry.fire)();
+        let mut st = self.state.lock();
+        let cancelled = st.firing.remove(&id).is_some_and(|f| f.cancelled);
+        let queue = entry.queue;
+        let mut ended = None;
+        match fired {
+            Fired::Full if !cancelled => {
+                let retry = self.retry;
+                let b = st.blocked.entry(queue).or_insert_with(|| Blocked {
+                    waiting: BTreeSet::new(),
+                    retry_at: now,
+                    backoff: 0,
+                });
+                b.waiting.insert((due, id));
+                b.backoff = retry.next(b.backoff);
+                b.retry_at = now.saturating_add(b.backoff);
                 st.entries.insert(id, entry);
             }
+            Fired::Delivered if !cancelled && entry.period.is_some() => {
+                let period = entry.period.expect("periodic");
+                // Re-armed under the same id, one period after it was due;
+                // after a wait for room, at the first tick of its schedule
+                // after now (the ticks missed while it waited are not
+                // delivered: the one it delivered stands for them).
+                entry.due = if retried && now >= due {
+                    let missed = (now - due) / period;
+                    due.saturating_add(period.saturating_mul(missed.saturating_add(1)))
+                } else {
+                    due.saturating_add(period)
+                };
+                st.heap.push(Reverse((entry.due, id)));
+                st.entries.insert(id, entry);
+                self.after_retry(&mut st, queue, retried, now);
+            }
+            // Delivered once and done, gone, or cancelled while it fired
+            // (a message it kept for want of room is dropped with it).
+            _ => {
+                ended = Some(entry);
+                if fired != Fired::Full {
+                    self.after_retry(&mut st, queue, retried, now);
+                } else if let Some(b) = st.blocked.get(&queue) {
+                    if b.waiting.is_empty() {
+                        st.blocked.remove(&queue);
+                    }
+                }
+            }
         }
+        drop(st);
+        drop(ended);
         true
     }
 
-    /// The live timer thread: sleeps until the next due time, fires.
+    /// After a waiting timer was delivered (or found its target gone): the
+    /// queue's next waiting timer is tried at once, or, with none left,
+    /// the queue is no longer blocked.
+    fn after_retry(&self, st: &mut State, queue: QueueKey, retried: bool, now: u64) {
+        if !retried {
+            return;
+        }
+        if let Some(b) = st.blocked.get_mut(&queue) {
+            if b.waiting.is_empty() {
+                st.blocked.remove(&queue);
+            } else {
+                b.retry_at = now;
+                b.backoff = 0;
+            }
+        }
+    }
+
+    /// The live timer thread: sleeps until the next due time (or retry of
+    /// a timer waiting for room), fires.
     fn run_live(&self) {
         let clock = Clock::System;
         loop {
             while self.fire_next(clock.now()) {}
             let mut st = self.state.lock();
-            match Self::peek(&mut st) {
+            match Self::next_at(&mut st) {
                 None => {
                     drop(self.changed.wait(st));
                 }
-                Some(due) => {
+                Some(at) => {
                     let now = clock.now().as_nanos();
-                    if due > now {
-                        let wait = Duration::from_nanos(due - now);
+                    if at > now {
+                        let wait = Duration::from_nanos(at - now);
                         drop(self.changed.wait_timeout(st, wait));
                     }
                 }
@@ -163,7 +432,7 @@ impl TimerQueue {
 pub(crate) fn live() -> &'static TimerQueue {
     static LIVE: OnceLock<Arc<TimerQueue>> = OnceLock::new();
     LIVE.get_or_init(|| {
-        let q = Arc::new(TimerQueue::default());
+        let q = Arc::new(TimerQueue::with_backoff());
         let thread_q = Arc::clone(&q);
         std::thread::Builder::new()
             .name("kaspar:timers".into())
@@ -176,7 +445,30 @@ pub(crate) fn live() -> &'static TimerQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::VecDeque;
     use std::sync::atomic::{AtomicU32, Ordering};
+
+    const Q1: QueueKey = QueueKey(1);
+    const Q2: QueueKey = QueueKey(2);
+    const MS: u64 = 1_000_000;
+
+    type Log = Arc<parking_lot::Mutex<Vec<&'static str>>>;
+
+    /// A firing that logs `name` each time it is tried and answers from
+    /// `script` (then `Delivered`); it owns `kept`, which drops with it.
+    fn scripted(log: &Log, name: &'static str, script: &[Fired], kept: Arc<()>) -> Fire {
+        let log = Arc::clone(log);
+        let mut script: VecDeque<Fired> = script.iter().copied().collect();
+        Box::new(move || {
+            let _ = &kept;
+            log.lock().push(name);
+            script.pop_front().unwrap_or(Fired::Delivered)
+        })
+    }
+
+    fn at(nanos: u64) -> Time {
+        Time::from_nanos(nanos)
+    }
 
     #[test]
     fn a_periodic_timer_cancelled_while_it_fires_does_not_rearm() {
@@ -187,18 +479,19 @@ mod tests {
         // the firing closure cancels its own timer, as a handler would
         // while the queue is between firing and re-arming
         let t = q.schedule(
-            Time::from_nanos(10),
+            at(10),
             Some(Duration::from_nanos(10)),
+            Q1,
             Box::new(move || {
                 fired2.fetch_add(1, Ordering::Relaxed);
                 let id = id2.lock().expect("scheduled before firing");
                 assert!(q2.cancel(id), "cancel reports the firing timer");
-                true
+                Fired::Delivered
             }),
         );
         *id.lock() = Some(t);
-        assert!(q.fire_next(Time::from_nanos(10)));
-        assert!(!q.fire_next(Time::from_nanos(1_000)), "it did not re-arm");
+        assert!(q.fire_next(at(10)));
+        assert!(!q.fire_next(at(1_000)), "it did not re-arm");
         assert_eq!(fired.load(Ordering::Relaxed), 1);
         assert!(!q.cancel(t));
     }
@@ -206,19 +499,207 @@ mod tests {
     #[test]
     fn due_order_is_time_then_scheduling_order() {
         let q = TimerQueue::default();
-        let order = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let log = Log::default();
         for (due, name) in [(20, "c"), (10, "a"), (20, "d"), (10, "b")] {
-            let order = Arc::clone(&order);
-            q.schedule(
-                Time::from_nanos(due),
-                None,
-                Box::new(move || {
-                    order.lock().push(name);
-                    true
-                }),
-            );
+            q.schedule(at(due), None, Q1, scripted(&log, name, &[], Arc::new(())));
         }
-        while q.fire_next(Time::from_nanos(100)) {}
-        assert_eq!(*order.lock(), ["a", "b", "c", "d"]);
+        while q.fire_next(at(100)) {}
+        assert_eq!(*log.lock(), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn a_full_target_waits_while_other_queues_fire_on_time() {
+        let q = TimerQueue::with_backoff();
+        let log = Log::default();
+        let full = [Fired::Full, Fired::Full];
+        q.schedule(at(10), None, Q1, scripted(&log, "x", &full, Arc::new(())));
+        q.schedule(at(20), None, Q2, scripted(&log, "y", &[], Arc::new(())));
+        assert!(q.fire_next(at(10)), "x tried, found no room");
+        assert_eq!(q.next_due(), Some(at(20)), "y is next, x's retry later");
+        assert!(q.fire_next(at(20)));
+        assert!(!q.fire_next(at(20)), "x waits for its retry");
+        assert_eq!(*log.lock(), ["x", "y"]);
+        // retried after 1 ms, then 2 ms: the backoff grows
+        assert_eq!(q.next_due(), Some(at(10 + MS)));
+        assert!(q.fire_next(at(10 + MS)));
+        assert_eq!(q.next_due(), Some(at(10 + 3 * MS)));
+        assert!(q.fire_next(at(10 + 3 * MS)));
+        assert_eq!(*log.lock(), ["x", "y", "x", "x"]);
+        assert_eq!(q.next_due(), None, "delivered on the third try, once");
+    }
+
+    #[test]
+    fn the_retry_interval_grows_to_ten_milliseconds() {
+        let q = TimerQueue::with_backoff();
+        let log = Log::default();
+        let t = q.schedule(
+            at(0),
+            None,
+            Q1,
+            scripted(&log, "x", &[Fired::Full; 8], Arc::new(())),
+        );
+        let mut now = 0;
+        let mut gaps = Vec::new();
+        for _ in 0..7 {
+            assert!(q.fire_next(at(now)));
+            let next = q.next_due().expect("still waiting").as_nanos();
+            gaps.push((next - now) / MS);
+            now = next;
+        }
+        assert_eq!(gaps, [1, 2, 4, 8, 10, 10, 10]);
+        assert!(q.cancel(t));
+    }
+
+    #[test]
+    fn one_queues_timers_keep_their_order_while_they_wait() {
+        let q = TimerQueue::with_backoff();
+        let log = Log::default();
+        q.schedule(
+            at(10),
+            None,
+            Q1,
+            scripted(&log, "a", &[Fired::Full], Arc::new(())),
+        );
+        q.schedule(at(12), None, Q2, scripted(&log, "other", &[], Arc::new(())));
+        q.schedule(at(15), None, Q1, scripted(&log, "b", &[], Arc::new(())));
+        while q.fire_next(at(20)) {}
+        // `b` came due while `a` waited: it joined the wait untried
+        assert_eq!(*log.lock(), ["a", "other"]);
+        while q.fire_next(at(20 + MS)) {}
+        assert_eq!(*log.lock(), ["a", "other", "a", "b"]);
+        assert_eq!(q.next_due(), None);
+    }
+
+    #[test]
+    fn a_periodic_timer_keeps_one_message_waiting_and_coalesces_missed_ticks() {
+        let q = TimerQueue::with_backoff();
+        let log = Log::default();
+        q.schedule(
+            at(10 * MS),
+            Some(Duration::from_millis(10)),
+            Q1,
+            scripted(&log, "tick", &[Fired::Full; 3], Arc::new(())),
+        );
+        // due at 10 ms, no room until its third retry (at 17 ms): it does
+        // not re-arm meanwhile, so one message waits, not one per period
+        let mut now = 10 * MS;
+        while let Some(next) = q.next_due() {
+            now = next.as_nanos();
+            q.fire_next(next);
+            if log.lock().len() == 4 {
+                break;
+            }
+        }
+        assert_eq!(now, 17 * MS);
+        assert_eq!(q.next_due(), Some(at(20 * MS)), "re-armed on its schedule");
+        // a long wait: the ticks missed are not delivered late
+        let q = TimerQueue::with_backoff();
+        let log = Log::default();
+        q.schedule(
+            at(10 * MS),
+            Some(Duration::from_millis(10)),
+            Q1,
+            scripted(&log, "tick", &[Fired::Full], Arc::new(())),
+        );
+        assert!(q.fire_next(at(10 * MS)));
+        assert!(q.fire_next(at(55 * MS)), "retried late, delivered");
+        assert_eq!(
+            q.next_due(),
+            Some(at(60 * MS)),
+            "the ticks of 20..50 ms coalesced"
+        );
+        assert!(!q.fire_next(at(59 * MS)));
+        assert_eq!(log.lock().len(), 2);
+    }
+
+    #[test]
+    fn cancelling_a_waiting_timer_drops_its_message() {
+        let q = TimerQueue::with_backoff();
+        let log = Log::default();
+        let kept = Arc::new(());
+        let t = q.schedule(
+            at(10),
+            None,
+            Q1,
+            scripted(&log, "x", &[Fired::Full], Arc::clone(&kept)),
+        );
+        q.schedule(at(20), None, Q1, scripted(&log, "later", &[], Arc::new(())));
+        assert!(q.fire_next(at(10)));
+        assert_eq!(Arc::strong_count(&kept), 2, "the message waits");
+        assert!(q.cancel(t), "a waiting timer is pending");
+        assert_eq!(Arc::strong_count(&kept), 1, "cancel dropped it");
+        assert!(!q.cancel(t));
+        // the queue is no longer blocked: the later timer fires on time
+        assert!(q.fire_next(at(20)));
+        assert_eq!(*log.lock(), ["x", "later"]);
+        assert_eq!(q.next_due(), None);
+    }
+
+    #[test]
+    fn a_waiting_timer_whose_target_is_gone_ends() {
+        let q = TimerQueue::with_backoff();
+        let log = Log::default();
+        let kept = Arc::new(());
+        let script = [Fired::Full, Fired::Gone];
+        let t = q.schedule(
+            at(10),
+            Some(Duration::from_nanos(10)),
+            Q1,
+            scripted(&log, "x", &script, Arc::clone(&kept)),
+        );
+        let also = [Fired::Gone];
+        q.schedule(at(12), None, Q1, scripted(&log, "y", &also, Arc::new(())));
+        while q.fire_next(at(12)) {}
+        while q.fire_next(at(12 + MS)) {}
+        assert_eq!(
+            *log.lock(),
+            ["x", "x", "y"],
+            "both tried in order, both gone"
+        );
+        assert_eq!(Arc::strong_count(&kept), 1, "the periodic timer ended");
+        assert!(!q.cancel(t));
+        assert_eq!(q.next_due(), None);
+    }
+
+    #[test]
+    fn a_periodic_timer_cancelled_while_it_finds_no_room_drops_its_message() {
+        let q = Arc::new(TimerQueue::with_backoff());
+        let kept = Arc::new(());
+        let id = Arc::new(parking_lot::Mutex::new(None::<TimerId>));
+        let (q2, id2, kept2) = (Arc::clone(&q), Arc::clone(&id), Arc::clone(&kept));
+        let t = q.schedule(
+            at(10),
+            Some(Duration::from_nanos(10)),
+            Q1,
+            Box::new(move || {
+                let _ = &kept2;
+                assert!(q2.cancel(id2.lock().expect("scheduled")));
+                Fired::Full
+            }),
+        );
+        *id.lock() = Some(t);
+        assert!(q.fire_next(at(10)));
+        assert_eq!(Arc::strong_count(&kept), 1, "dropped, not kept waiting");
+        assert_eq!(q.next_due(), None);
+    }
+
+    #[test]
+    fn without_backoff_a_waiting_timer_is_retried_at_once_in_order() {
+        // the simulation's queue: retried at the same (virtual) time
+        let q = TimerQueue::default();
+        let log = Log::default();
+        q.schedule(
+            at(10),
+            None,
+            Q1,
+            scripted(&log, "a", &[Fired::Full], Arc::new(())),
+        );
+        q.schedule(at(10), None, Q2, scripted(&log, "b", &[], Arc::new(())));
+        assert!(q.fire_next(at(10)));
+        assert_eq!(q.next_due(), Some(at(10)));
+        assert!(q.fire_next(at(10)), "a's retry comes first: (due, id)");
+        assert!(q.fire_next(at(10)));
+        assert!(!q.fire_next(at(10)));
+        assert_eq!(*log.lock(), ["a", "a", "b"]);
     }
 }

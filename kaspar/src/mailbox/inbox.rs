@@ -23,6 +23,8 @@ pub(crate) trait GroupSink<M>: Send + Sync {
     fn push(&self, msg: M, watch: Watch<'_>) -> Result<usize, SendError<M>>;
     /// Pushes a message a timer fired, so the group can record it (a
     /// journaled group writes the firing into its journal, in queue order).
+    /// Never waits for room: a full queue hands the message back as
+    /// [`SendError::Full`], for the timer queue to retry.
     fn push_timer(&self, msg: M) -> Result<usize, SendError<M>>;
     /// The sink itself, for the group layer to recognise its own.
     fn as_any(&self) -> &dyn std::any::Any;
@@ -47,7 +49,7 @@ impl<M> Inbox<M> {
             Inbox::Own(mailbox) => mailbox.push_watched(msg, watch),
             Inbox::Group { sink, closed } => {
                 if closed.load(Ordering::Acquire) {
-                    Err(SendError::Closed(msg))
+                    Err(SendError::closed(msg))
                 } else {
                     sink.push(msg, watch)
                 }
@@ -57,13 +59,15 @@ impl<M> Inbox<M> {
 
     /// Pushes a message one of the actor's timers fired (see
     /// [`GroupSink::push_timer`]); a standalone actor's own mailbox takes it
-    /// like any other.
+    /// like any other. Never waits for room (see [`push_now`]): the timer
+    /// thread fires every actor's timers, and one full mailbox must not
+    /// hold the others' back.
     pub(crate) fn push_timer(&self, msg: M) -> Result<usize, SendError<M>> {
         match self {
-            Inbox::Own(mailbox) => mailbox.push(msg),
+            Inbox::Own(mailbox) => push_now(mailbox, msg),
             Inbox::Group { sink, closed } => {
                 if closed.load(Ordering::Acquire) {
-                    Err(SendError::Closed(msg))
+                    Err(SendError::closed(msg))
                 } else {
                     sink.push_timer(msg)
                 }
@@ -95,5 +99,25 @@ impl<M> Inbox<M> {
             Inbox::Own(mailbox) => Some(mailbox),
             Inbox::Group { .. } => None,
         }
+    }
+}
+
+/// Pushes `msg` without ever waiting for room: a full bounded (`LockFree`)
+/// mailbox hands it back as [`SendError::Full`] even when its kind is
+/// [`WhenFull::Wait`](crate::WhenFull::Wait). The other kinds are never
+/// full, so their ordinary push is already this.
+pub(crate) fn push_now<M>(mailbox: &Mailbox<M>, msg: M) -> Result<usize, SendError<M>> {
+    match mailbox {
+        Mailbox::LockFree(q) => q.try_push(msg),
+        other => other.push(msg),
+    }
+}
+
+/// Whether `mailbox` is full right now (a snapshot: only a bounded
+/// `LockFree` one ever is).
+pub(crate) fn looks_full<M>(mailbox: &Mailbox<M>) -> bool {
+    match mailbox {
+        Mailbox::LockFree(q) => q.len() >= q.capacity(),
+        _ => false,
     }
 }

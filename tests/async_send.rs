@@ -94,7 +94,7 @@ fn ask_times_out_and_can_be_waited_again() {
     // Echo is queued behind Slow, which waits for the gate: no reply yet.
     assert_eq!(
         reply.wait_timeout(Duration::from_millis(20)),
-        Err(AskError::Timeout)
+        Err(AskError::Timeout(Some(g.target())))
     );
     assert_eq!(reply.try_take(), None);
     open.send(()).unwrap();
@@ -276,7 +276,10 @@ fn lifecycle_runs_in_order_and_shutdown_loses_nothing() {
     }
     assert_eq!(log[N as usize + 1], "stopped");
     assert_eq!(a.stats().handled, u64::from(N));
-    assert!(matches!(a.send(Note(0)), Err(SendError::Closed(Note(0)))));
+    assert!(matches!(
+        a.send(Note(0)),
+        Err(SendError::Closed { msg: Note(0), .. })
+    ));
 }
 
 pub struct Quit;
@@ -311,7 +314,7 @@ fn ctx_stop_drains_what_was_accepted_then_refuses() {
     loop {
         match q.send(Note(accepted)) {
             Ok(()) => accepted += 1,
-            Err(SendError::Closed(Note(n))) => {
+            Err(SendError::Closed { msg: Note(n), .. }) => {
                 assert_eq!(n, accepted);
                 break;
             }

@@ -231,7 +231,7 @@ fn a_panicking_handler_is_contained() {
     let mut ask = c.ask(Boom).unwrap();
     assert_eq!(
         ask.wait_timeout(std::time::Duration::from_secs(30)),
-        Err(AskError::Panicked)
+        Err(AskError::Panicked(Some(c.target())))
     );
     assert_eq!(c.ask(Add(0)).unwrap().wait().unwrap(), 3002);
     assert_eq!(c.stats().panics, 3);
@@ -245,7 +245,7 @@ fn a_stopped_actor_hands_messages_back() {
     system.shutdown();
     assert!(c.is_stopped());
     match c.send(Add(5)) {
-        Err(SendError::Closed(Add(5))) => {}
+        Err(SendError::Closed { msg: Add(5), .. }) => {}
         other => panic!("expected Closed(Add(5)), got {other:?}"),
     }
     let err = c.fast_send(Add(6)).unwrap_err();
@@ -253,7 +253,10 @@ fn a_stopped_actor_hands_messages_back() {
     assert!(matches!(err.into_message(), Some(Add(6))));
     assert!(matches!(
         c.fast_send_void(Add(7)),
-        Err(SendError::Closed(Add(7)))
+        Err(SendError::Closed { msg: Add(7), .. })
     ));
-    assert!(matches!(c.ask(Add(8)), Err(SendError::Closed(Add(8)))));
+    assert!(matches!(
+        c.ask(Add(8)),
+        Err(SendError::Closed { msg: Add(8), .. })
+    ));
 }

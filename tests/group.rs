@@ -175,7 +175,7 @@ fn one_queue_gives_one_order_and_members_call_each_other_inline() {
     assert!(m.feed.is_stopped() && m.book.is_stopped());
     assert!(matches!(
         m.book.send(Tick(9)),
-        Err(SendError::Closed(Tick(9)))
+        Err(SendError::Closed { msg: Tick(9), .. })
     ));
 }
 

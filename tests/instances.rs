@@ -380,9 +380,11 @@ fn a_handler_spawns_a_child_into_its_system_and_shutdown_stops_it() {
         format!("stopped worker-7(Worker#{})", worker.id().get())
     );
     late.sort();
-    assert_eq!(
-        late[0],
-        "desk stopped; late worker: Some(\"actor stopped; message handed back\")"
+    // The refusal names the worker it was for.
+    assert!(
+        late[0].starts_with("desk stopped; late worker: Some(\"late(Worker#")
+            && late[0].ends_with(") has stopped; message handed back\")"),
+        "{late:?}"
     );
     assert!(late[1].starts_with("started late(Worker#"), "{late:?}");
     assert!(late[2].starts_with("stopped late(Worker#"), "{late:?}");
@@ -407,9 +409,11 @@ fn a_handler_outside_any_system_spawns_a_closed_actor() {
     },));
     let desk = sim.group().actor.clone();
     sim.deliver(Time::from_nanos(1), &desk, TryHire).unwrap();
-    assert_eq!(
-        desk.fast_send(TryHire).unwrap().as_deref(),
-        Some("actor stopped; message handed back")
+    let refused = desk.fast_send(TryHire).unwrap().unwrap_or_default();
+    assert!(
+        refused.starts_with("outside(Worker#")
+            && refused.ends_with(") has stopped; message handed back"),
+        "{refused}"
     );
     // Both closed workers ran their hooks, on threads nothing waits for.
     let mut hooks = drain(&lines, 4);
@@ -466,18 +470,105 @@ fn a_handler_spawns_a_named_group_into_its_system() {
     assert!(member.is_stopped());
 }
 
-#[test]
-#[should_panic(expected = "`name` cannot change for the prepared actor Strategy")]
-fn a_prepared_actor_cannot_be_named_after_its_address_is_out() {
-    let system = System::new();
-    let prepared = system.prepare::<Strategy>();
-    let _ = prepared.spawn(strategy()).name("late");
+/// The names a shutdown report gives, newest first.
+fn reported(report: &kaspar::ShutdownReport) -> Vec<(&'static str, Option<String>)> {
+    report
+        .stopped
+        .iter()
+        .map(|t| (t.name, t.instance.as_deref().map(str::to_owned)))
+        .collect()
 }
 
 #[test]
-#[should_panic(expected = "`name` cannot change for the prepared group Strategy")]
-fn a_prepared_group_cannot_be_named_after_its_addresses_are_out() {
+fn a_prepared_actor_named_before_it_starts_carries_the_name_everywhere() {
     let system = System::new();
-    let prepared = system.prepare_group::<Solo<Strategy>>();
-    let _ = prepared.spawn((strategy(),)).name("late");
+    let prepared = system.prepare::<Strategy>().name("momentum");
+    let addr = prepared.addr();
+    let id = addr.id();
+    // Named from the start: even the refusal before it starts.
+    let refused = addr.fast_send(Tick).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        format!("momentum(Strategy{id:?}) is prepared but not started; message handed back")
+    );
+    let started = prepared.spawn(strategy()).start();
+    assert_eq!(started, addr);
+    assert_eq!(addr.stats().name.as_deref(), Some("momentum"));
+    assert_eq!(
+        format!("{addr:?}"),
+        format!("Addr(momentum(Strategy{id:?}))")
+    );
+    assert_eq!(
+        addr.ask(ThreadName).unwrap().wait().unwrap(),
+        "kaspar:momentum"
+    );
+    assert_eq!(
+        reported(&system.shutdown()),
+        vec![("Strategy", Some("momentum".to_owned()))]
+    );
+}
+
+#[test]
+fn a_prepared_actor_can_be_named_on_its_spawn_until_it_starts() {
+    let system = System::new();
+    let prepared = system.prepare::<Strategy>();
+    let addr = prepared.addr();
+    // It used to panic: "`name` cannot change for the prepared actor".
+    let started = prepared.spawn(strategy()).name("late").start();
+    assert_eq!(started.target().instance.as_deref(), Some("late"));
+    assert_eq!(addr.target().instance.as_deref(), Some("late"));
+    assert_eq!(addr.ask(ThreadName).unwrap().wait().unwrap(), "kaspar:late");
+    assert_eq!(
+        reported(&system.shutdown()),
+        vec![("Strategy", Some("late".to_owned()))]
+    );
+}
+
+#[test]
+#[should_panic(expected = "the prepared actor Strategy is named \"first\" already")]
+fn a_prepared_actor_is_given_one_name() {
+    let system = System::new();
+    let prepared = system.prepare::<Strategy>().name("first");
+    let _ = prepared.spawn(strategy()).name("second");
+}
+
+#[test]
+fn a_prepared_group_can_be_named_until_it_starts() {
+    let system = System::new();
+    // Named while prepared...
+    let prepared = system.prepare_group::<Solo<Strategy>>().name("desk-a");
+    let a = prepared.group().actor;
+    let a_id = a.id();
+    assert_eq!(
+        a.fast_send(Tick).unwrap_err().to_string(),
+        format!("desk-a(Strategy{a_id:?}) is prepared but not started; message handed back")
+    );
+    let a = prepared.spawn((strategy(),)).start().actor;
+    // ...or on its spawn: it used to panic, "`name` cannot change for the
+    // prepared group".
+    let b = system
+        .prepare_group::<Solo<Strategy>>()
+        .spawn((strategy(),))
+        .name("desk-b")
+        .start()
+        .actor;
+    assert_eq!(a.target().instance.as_deref(), Some("desk-a"));
+    assert_eq!(b.target().instance.as_deref(), Some("desk-b"));
+    assert_eq!(a.ask(ThreadName).unwrap().wait().unwrap(), "kaspar:desk-a");
+    assert_eq!(b.ask(ThreadName).unwrap().wait().unwrap(), "kaspar:desk-b");
+    assert_eq!(
+        reported(&system.shutdown()),
+        vec![
+            ("Strategy", Some("desk-b".to_owned())),
+            ("Strategy", Some("desk-a".to_owned()))
+        ]
+    );
+}
+
+#[test]
+#[should_panic(expected = "is named \"first\" already; a group is given one name")]
+fn a_prepared_group_is_given_one_name() {
+    let system = System::new();
+    let prepared = system.prepare_group::<Solo<Strategy>>().name("first");
+    let _ = prepared.spawn((strategy(),)).name("second");
 }

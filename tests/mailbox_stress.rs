@@ -63,11 +63,11 @@ fn push_retrying<T>(mut send: impl FnMut(T) -> Result<(), SendError<T>>, mut msg
     loop {
         match send(msg) {
             Ok(()) => return,
-            Err(SendError::Full(m)) => {
+            Err(SendError::Full { msg: m, .. }) => {
                 msg = m;
                 thread::yield_now();
             }
-            Err(SendError::Closed(_)) => panic!("closed while producers run"),
+            Err(SendError::Closed { .. }) => panic!("closed while producers run"),
             Err(e @ SendError::Deadlock { .. }) => panic!("no thread here waits: {e:?}"),
         }
     }

@@ -226,8 +226,8 @@ fn every_per_message_error_and_a_handlers_own_error_compose_with_question_mark()
     p.stop();
     let e = total(&p, "1").unwrap_err();
     assert!(matches!(e, kaspar::Error::Closed(_)), "{e:?}");
-    let timeout: kaspar::Error = AskError::Timeout.into();
-    assert!(matches!(timeout, kaspar::Error::Timeout));
+    let timeout: kaspar::Error = AskError::Timeout(None).into();
+    assert!(matches!(timeout, kaspar::Error::Timeout(None)));
     system.shutdown();
 }
 

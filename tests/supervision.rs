@@ -152,7 +152,10 @@ fn stop_hands_the_queue_to_dead_letters_and_tells_the_watcher() {
     let asked = c.ask(Get).unwrap();
     open.send(()).unwrap();
     assert_eq!(notes.recv_timeout(WAIT).unwrap(), "terminated Panicked");
-    assert_eq!(asked.wait(), Err(kaspar::AskError::Dropped));
+    assert_eq!(
+        asked.wait(),
+        Err(kaspar::AskError::Dropped(Some(c.target())))
+    );
     assert!(c.send(Add(1)).unwrap_err().is_closed());
     assert!(c.fast_send(Get).unwrap_err().is_closed());
     let d = system.dead_letters().counts();
@@ -282,4 +285,63 @@ fn group_members_follow_their_policies_and_the_group_keeps_running() {
             .of(DeadLetterReason::Panicked),
         2
     );
+}
+
+#[test]
+fn a_halted_group_member_reads_as_stopped_while_its_group_runs() {
+    let system = System::new();
+    let p: Pair = system
+        .spawn_group::<Pair>((Counter { n: 1 }, Counter { n: 1 }))
+        .start();
+    p.b.supervise(Supervision::stop());
+    assert!(!p.b.is_stopped());
+    assert!(p.b.fast_send(Boom).unwrap_err().is_panicked());
+    // Halted by supervision: gone for good, although its `stopped` hook
+    // waits for the group. It used to read `false` until the group stopped.
+    assert!(p.b.is_stopped(), "a halted member is stopped");
+    assert!(p.b.send(Add(1)).unwrap_err().is_closed());
+    assert!(!p.a.is_stopped(), "its group-mate runs on");
+    assert_eq!(p.a.fast_send(Add(1)).unwrap(), 2);
+    system.shutdown();
+    assert!(p.a.is_stopped() && p.b.is_stopped());
+}
+
+/// Its `stopped` hook waits for the test to open a gate: until then the
+/// hook has not run, whatever else has happened to the actor.
+#[actor]
+pub struct SlowToStop {
+    gate: Mutex<Receiver<()>>,
+}
+
+#[actor]
+impl SlowToStop {
+    #[handler(Boom)]
+    fn boom(&mut self, _msg: Boom, _ctx: &mut Ctx<Self>) {
+        panic!("boom");
+    }
+
+    #[stopped]
+    fn stopped(&mut self, _ctx: &mut Ctx<Self>) {
+        let _ = self.gate.lock().unwrap().recv();
+    }
+}
+
+#[test]
+fn a_halted_actor_reads_as_stopped_before_its_stopped_hook_has_run() {
+    let system = System::new();
+    let (open, gate) = channel();
+    let s = system
+        .spawn(SlowToStop {
+            gate: Mutex::new(gate),
+        })
+        .supervise(Supervision::stop())
+        .start();
+    assert!(!s.is_stopped());
+    assert!(s.fast_send(Boom).unwrap_err().is_panicked());
+    // Halted on this thread; its own thread is (or will be) held in the
+    // hook until the gate opens. It used to read `false` until then.
+    assert!(s.is_stopped(), "a halted actor is stopped");
+    open.send(()).unwrap();
+    system.shutdown();
+    assert!(s.is_stopped());
 }

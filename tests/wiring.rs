@@ -100,7 +100,10 @@ fn a_prepared_actor_that_is_dropped_hands_its_queue_to_dead_letters() {
     addr.send(Note(1)).unwrap();
     let pending = addr.ask(Probe).unwrap();
     drop(prepared);
-    assert_eq!(pending.wait().unwrap_err(), AskError::Dropped);
+    assert_eq!(
+        pending.wait().unwrap_err(),
+        AskError::Dropped(Some(addr.target()))
+    );
     assert_eq!(system.dead_letters().counts().stopped, 2);
     assert!(addr.send(Note(2)).unwrap_err().is_closed());
     assert!(addr.fast_send(Note(3)).unwrap_err().is_closed());
@@ -218,7 +221,10 @@ fn a_factory_that_panics_stops_the_actor_before_it_started() {
     addr.watch(&watcher);
     let pending = addr.ask(Probe).unwrap();
     let _addr = prepared.spawn_with(|| panic!("the factory failed")).start();
-    assert_eq!(pending.wait().unwrap_err(), AskError::Dropped);
+    assert_eq!(
+        pending.wait().unwrap_err(),
+        AskError::Dropped(Some(addr.target()))
+    );
     assert!(addr.fast_send(Probe).unwrap_err().is_closed());
     let report = system.shutdown();
     assert!(seen.load(Ordering::SeqCst), "watchers hear Panicked");
@@ -342,7 +348,10 @@ fn a_prepared_group_dropped_unspawned_hands_its_queue_to_dead_letters() {
     desk.orders.send(Tick(2)).unwrap();
     let pending = desk.orders.ask(Total).unwrap();
     drop(prepared);
-    assert_eq!(pending.wait().unwrap_err(), AskError::Dropped);
+    assert_eq!(
+        pending.wait().unwrap_err(),
+        AskError::Dropped(Some(desk.orders.target()))
+    );
     assert_eq!(system.dead_letters().counts().stopped, 2);
     assert!(desk.strategy.send(Tick(1)).unwrap_err().is_closed());
     system.shutdown();

@@ -124,11 +124,20 @@ impl<A: RemoteActor> RemoteAddr<A> {
             .send(kind, self.slot, M::WIRE_ID, id, &msg, self.policy)
         {
             Ok(()) => Ok(()),
-            Err(SendFail::Full) => Err(SendError::Full(msg)),
-            Err(SendFail::Lost) => Err(SendError::Closed(msg)),
+            Err(SendFail::Full) => Err(SendError::Full {
+                target: Some(self.target()),
+                msg,
+            }),
+            Err(SendFail::Lost) => Err(SendError::Closed {
+                target: Some(self.target()),
+                msg,
+            }),
             Err(SendFail::Unsendable) => {
                 Counters::bump(&self.shared.counters.unsendable, 1);
-                Err(SendError::Closed(msg))
+                Err(SendError::Closed {
+                    target: Some(self.target()),
+                    msg,
+                })
             }
         }
     }
@@ -144,7 +153,8 @@ impl<A: RemoteActor> RemoteAddr<A> {
     ///   frame is longer than the transport carries (counted in
     ///   [`NodeStats::unsendable`](crate::NodeStats::unsendable)).
     ///
-    /// The message comes back in both. `Ok` means the frame is in the
+    /// The message comes back in both, and the error names the actor as
+    /// [`target`](Self::target) does. `Ok` means the frame is in the
     /// transport's buffer; the remote actor may still refuse it (stopped,
     /// full past the remote node's inbound wait), as a local `send` to a
     /// stopped actor is refused, but there is nobody to tell.

@@ -65,6 +65,11 @@ impl Export {
     /// under the actor's lock and an ask's reply is encoded straight back.
     /// For an actor whose handlers are short; a long one holds up every
     /// other inbound message of the node.
+    ///
+    /// A thread-bound actor (`#[actor(thread_bound)]`) runs its handlers
+    /// on its own thread only: its export delivers by `send` whatever this
+    /// says, so its tells and asks queue in its mailbox rather than being
+    /// refused.
     pub fn fast_send(mut self) -> Self {
         self.fast = true;
         self

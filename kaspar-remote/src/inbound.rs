@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kaspar::__private::{send_with_reply, ReplySink, ReplyTo};
-use kaspar::{Addr, FastSendError, Handler, SendError};
+use kaspar::{ActorConfig, Addr, FastSendError, Handler, SendError};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Refused;
@@ -26,7 +26,8 @@ pub struct Inbound<'a> {
     pub(crate) body: &'a [u8],
     /// Where an ask's reply goes; `None` for a tell (and in a replay).
     pub(crate) reply: Option<ReplyRoute<'a>>,
-    /// Deliver by `fast_send` (on the bridge thread) instead of `send`.
+    /// Deliver by `fast_send` (on the bridge thread) instead of `send`;
+    /// ignored for a thread-bound actor, which is always sent to.
     pub(crate) fast: bool,
     /// How long to wait for room in a full mailbox.
     pub(crate) wait: Duration,
@@ -146,11 +147,11 @@ fn with_room<T>(
     loop {
         match push(value) {
             Ok(()) => return Ok(()),
-            Err(SendError::Full(v)) if Instant::now() < until => {
+            Err(SendError::Full { msg: v, .. }) if Instant::now() < until => {
                 value = v;
                 idle.wait(Some(until));
             }
-            Err(SendError::Closed(v)) => return Err((Refused::Closed, v)),
+            Err(SendError::Closed { msg: v, .. }) => return Err((Refused::Closed, v)),
             Err(e) => return Err((Refused::Full, e.into_inner())),
         }
     }
@@ -177,6 +178,10 @@ where
         Ok(m) => m,
         Err(e) => return refuse(reply, Refused::Decode(e.to_string())),
     };
+    // A thread-bound actor is entered only on its own thread: from the
+    // bridge's, `fast_send` would refuse every message. Its export queues
+    // instead, as `Export::new` does.
+    let fast = fast && !<A as ActorConfig>::THREAD_BOUND;
     match (reply, fast) {
         (None, true) => addr.fast_send(msg).map(drop).map_err(fast_refused),
         (None, false) => with_room(wait, msg, |m| addr.send(m)).map_err(|(why, _)| why),

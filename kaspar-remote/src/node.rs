@@ -285,7 +285,7 @@ impl<T: Transport> Node<T> {
                 found: schema,
             }),
             Ok(Err(why)) => Err(LookupError::Refused(why)),
-            Err(AskError::Timeout) => {
+            Err(AskError::Timeout(_)) => {
                 shared.pending.cancel(id);
                 Err(LookupError::Timeout)
             }

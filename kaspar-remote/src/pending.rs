@@ -74,9 +74,10 @@ impl Outcome<'_> {
     /// [`AskError::Dropped`], as a refusal other than a panic is).
     pub(crate) fn into_reply<R: DeserializeOwned>(self) -> Result<R, AskError> {
         match self {
-            Outcome::Reply(body) => postcard::from_bytes(body).map_err(|_| AskError::Dropped),
-            Outcome::Refused(Refused::Panicked) => Err(AskError::Panicked),
-            Outcome::Refused(_) => Err(AskError::Dropped),
+            // The asker's handle knows no local actor: unnamed.
+            Outcome::Reply(body) => postcard::from_bytes(body).map_err(|_| AskError::Dropped(None)),
+            Outcome::Refused(Refused::Panicked) => Err(AskError::Panicked(None)),
+            Outcome::Refused(_) => Err(AskError::Dropped(None)),
             Outcome::Lost => Err(AskError::PeerLost),
         }
     }

@@ -113,7 +113,9 @@ impl<T: Transport> Node<T> {
                 }
             }
             if pace.next() {
-                return ask.try_take().unwrap_or(Err(AskError::Timeout));
+                return ask
+                    .try_take()
+                    .unwrap_or_else(|| Err(AskError::Timeout(ask.target())));
             }
         }
     }
@@ -158,7 +160,10 @@ impl<T: Transport> Node<T> {
             return remote.ask(msg).map(|mut ask| ask.wait_timeout(timeout));
         }
         let Some(mut inbox) = self.inbox.try_lock_for(timeout) else {
-            return Err(SendError::Full(msg));
+            return Err(SendError::Full {
+                target: Some(remote.target()),
+                msg,
+            });
         };
         let id = self.shared.pending.next_id();
         inbox.catch.expect(id);
@@ -175,7 +180,7 @@ impl<T: Transport> Node<T> {
                 return Ok(Outcome::of_frame(kind, &inbox.catch.body).into_reply());
             }
             let failed = if pace.next() {
-                Some(AskError::Timeout)
+                Some(AskError::Timeout(None))
             } else if pace.polls.is_multiple_of(POLLS_PER_CLOCK) && remote.is_lost() {
                 Some(AskError::PeerLost)
             } else {

@@ -95,7 +95,7 @@ fn an_actor_exported_in_another_process_is_told_and_asked_over_iceoryx2() {
     assert_eq!(terminated.lock().unwrap()[0].reason, ExitReason::PeerLost);
     assert!(remote.is_lost());
     match remote.ask(Seq(1)) {
-        Err(SendError::Closed(Seq(1))) => {}
+        Err(SendError::Closed { msg: Seq(1), .. }) => {}
         Ok(mut pending) => assert_eq!(
             pending.wait_timeout(Duration::from_secs(5)),
             Err(AskError::PeerLost)

@@ -89,15 +89,21 @@ fn a_stalled_receiver_gives_full_after_exactly_its_capacity() {
         remote.send(Seq(i)).unwrap();
     }
     match remote.send(Seq(8)) {
-        Err(SendError::Full(Seq(8))) => {}
+        Err(SendError::Full { msg: Seq(8), .. }) => {}
         other => panic!("expected Full with the message back, got {other:?}"),
     }
     // waiting a bounded time does not help a receiver that stays stalled
     let patient = remote
         .with_policy(SendPolicy::Wait(Duration::from_millis(20)))
         .unwrap();
-    assert!(matches!(patient.send(Seq(8)), Err(SendError::Full(Seq(8)))));
-    assert!(matches!(patient.ask(Seq(8)), Err(SendError::Full(Seq(8)))));
+    assert!(matches!(
+        patient.send(Seq(8)),
+        Err(SendError::Full { msg: Seq(8), .. })
+    ));
+    assert!(matches!(
+        patient.ask(Seq(8)),
+        Err(SendError::Full { msg: Seq(8), .. })
+    ));
     assert_eq!(
         w.client.stats().pending,
         0,
@@ -174,7 +180,7 @@ fn a_lost_peer_fails_pending_asks_and_tells_watchers() {
     assert!(remote.is_lost());
     assert!(matches!(
         remote.send(Seq(2)),
-        Err(SendError::Closed(Seq(2)))
+        Err(SendError::Closed { msg: Seq(2), .. })
     ));
     // a watcher that comes late hears at once
     remote.watch(&inbox);
@@ -209,7 +215,7 @@ fn a_reconnect_starts_a_new_session_and_reports_the_gap() {
     w.net.pause("server", false);
     assert!(matches!(
         remote.send(Seq(6)),
-        Err(SendError::Closed(Seq(6)))
+        Err(SendError::Closed { msg: Seq(6), .. })
     ));
     assert!(w.server.gaps().is_empty());
 
@@ -275,7 +281,7 @@ fn an_ask_whose_handler_panics_fails_with_panicked_and_the_actor_serves_on() {
                 .ask(Boom)
                 .unwrap()
                 .wait_timeout(Duration::from_secs(5)),
-            Err(AskError::Panicked)
+            Err(AskError::Panicked(None))
         );
         assert_eq!(remote.ask(Seq(0)).unwrap().wait().unwrap(), 0);
         w.finish();
@@ -357,7 +363,7 @@ fn a_withdrawn_export_refuses_and_a_dropped_node_fails_its_asks() {
             .ask(Seq(1))
             .unwrap()
             .wait_timeout(Duration::from_secs(5)),
-        Err(AskError::Dropped)
+        Err(AskError::Dropped(None))
     );
     assert!(matches!(
         w.client.lookup::<Counter>("counter"),
@@ -526,4 +532,52 @@ fn addresses_and_nodes_cross_threads() {
     shared::<ActorRef<Counter>>();
     shared::<Node<Loopback>>();
     shared::<kaspar_remote::RemoteInput>();
+}
+
+/// A counter whose state is not `Send` (an `Rc`): bound to its own thread.
+#[actor(thread_bound)]
+pub struct RcCounter {
+    seen: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+#[actor(remote)]
+impl RcCounter {
+    #[handler(Seq)]
+    fn on_seq(&mut self, s: Seq, _ctx: &mut Ctx<Self>) -> u64 {
+        self.seen.set(self.seen.get() + 1);
+        s.0 + self.seen.get() * 1_000
+    }
+}
+
+#[test]
+fn a_thread_bound_actor_exported_for_fast_send_queues_its_tells_and_asks() {
+    let net = Loopback::new(64);
+    let system = System::new();
+    let counter = system
+        .spawn_with(|| RcCounter {
+            seen: Default::default(),
+        })
+        .start();
+    let server = Node::new(net.clone(), "server").unwrap();
+    server
+        .export_with("rc", &counter, Export::new().fast_send())
+        .unwrap();
+    let client = Node::new(net.clone(), "client").unwrap();
+    let remote = client.lookup::<RcCounter>("rc").unwrap();
+    for i in 0..10 {
+        remote.send(Seq(i)).unwrap();
+    }
+    // Served on the actor's own thread, after the ten tells before it: the
+    // bridge's `fast_send` used to be refused (`ThreadBound`) for each.
+    assert_eq!(
+        remote
+            .ask(Seq(7))
+            .unwrap()
+            .wait_timeout(Duration::from_secs(5)),
+        Ok(11_007)
+    );
+    assert_eq!(server.stats().refused, 0);
+    drop(client);
+    drop(server);
+    system.shutdown();
 }

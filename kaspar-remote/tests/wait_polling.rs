@@ -85,7 +85,7 @@ fn a_wait_that_times_out_leaves_the_ask_to_be_waited_on_again() {
     let mut ask = s.remote.ask(Seq(21)).unwrap();
     assert!(matches!(
         s.client.wait_polling(&mut ask, Duration::from_millis(30)),
-        Err(AskError::Timeout)
+        Err(AskError::Timeout(None))
     ));
     assert_eq!(s.client.stats().pending, 1, "the ask is still pending");
     s.net.pause("server", false);
@@ -131,7 +131,7 @@ fn ask_polling_reports_a_panicked_handler_and_a_timeout_and_drops_the_late_reply
     let s = Setup::new(Export::new());
     assert!(matches!(
         s.client.ask_polling(&s.remote, Boom, PATIENCE),
-        Ok(Err(AskError::Panicked))
+        Ok(Err(AskError::Panicked(None)))
     ));
 
     // The server takes nothing while paused: the ask times out, and its
@@ -140,7 +140,7 @@ fn ask_polling_reports_a_panicked_handler_and_a_timeout_and_drops_the_late_reply
     assert!(matches!(
         s.client
             .ask_polling(&s.remote, Seq(0), Duration::from_millis(30)),
-        Ok(Err(AskError::Timeout))
+        Ok(Err(AskError::Timeout(None)))
     ));
     s.net.pause("server", false);
     // The next ask gets its own reply, not the late one.
@@ -163,9 +163,9 @@ fn ask_polling_on_a_lost_link_hands_the_message_back() {
             .ask_polling(&s.remote, Seq(7), Duration::from_millis(50))
         {
             // Refused before it was sent: the message comes back.
-            Err(SendError::Closed(Seq(7))) => break,
+            Err(SendError::Closed { msg: Seq(7), .. }) => break,
             // Sent before the loss was seen: the reply never comes.
-            Ok(Err(AskError::PeerLost | AskError::Timeout)) => {}
+            Ok(Err(AskError::PeerLost | AskError::Timeout(_))) => {}
             other => panic!("unexpected {other:?}"),
         }
         assert!(Instant::now() < until, "the loss was never seen");

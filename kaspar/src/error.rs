@@ -11,17 +11,62 @@ use crate::guard::deadlock::WaitEdge;
 pub use crate::base::ids::Target;
 
 /// An asynchronous send that was not accepted. The message is handed back.
+///
+/// Each variant names the actor the message was for, as
+/// [`FastSendError`] does: `target` is `None` only for a bare queue of
+/// [`mailbox`](crate::mailbox) used on its own, which belongs to no actor.
+///
+/// ```
+/// use kaspar::prelude::*;
+///
+/// #[actor]
+/// pub struct Book;
+/// #[actor]
+/// impl Book {
+///     #[handler(u32)]
+///     fn level(&mut self, _l: u32, _c: &mut Ctx<Self>) {}
+/// }
+///
+/// let system = System::new();
+/// let book = system.spawn(Book).name("book-eu").start();
+/// book.stop();
+/// match book.send(7u32) {
+///     Err(SendError::Closed { target, msg }) => {
+///         assert_eq!(msg, 7); // handed back
+///         assert_eq!(target.unwrap().instance.as_deref(), Some("book-eu"));
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// let err = book.send(8u32).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     format!("book-eu(Book{:?}) has stopped; message handed back", book.id())
+/// );
+/// system.shutdown();
+/// ```
 #[derive(PartialEq, Eq)]
 pub enum SendError<M> {
     /// A bounded mailbox is full.
-    Full(M),
+    Full {
+        /// The actor whose mailbox is full.
+        target: Option<Target>,
+        /// The message, not sent.
+        msg: M,
+    },
     /// The actor has stopped, or the system is shutting down.
-    Closed(M),
+    Closed {
+        /// The stopped actor.
+        target: Option<Target>,
+        /// The message, not sent.
+        msg: M,
+    },
     /// The mailbox is full and configured to wait for room
     /// ([`WhenFull::Wait`](crate::WhenFull::Wait)), but the thread that
     /// would make room is itself waiting, directly or through others, for
     /// something this thread holds: waiting would never end.
     Deadlock {
+        /// The actor whose mailbox has no room.
+        target: Option<Target>,
         /// The message, not sent.
         msg: M,
         /// The cycle: this thread's wait first, then each thread it waits
@@ -31,21 +76,64 @@ pub enum SendError<M> {
 }
 
 impl<M> SendError<M> {
+    /// A full queue's refusal, for a queue of no actor (yet).
+    pub(crate) fn full(msg: M) -> Self {
+        SendError::Full { target: None, msg }
+    }
+
+    /// A closed queue's refusal, for a queue of no actor (yet).
+    pub(crate) fn closed(msg: M) -> Self {
+        SendError::Closed { target: None, msg }
+    }
+
     /// The message that was not sent.
     pub fn into_inner(self) -> M {
         match self {
-            SendError::Full(m) | SendError::Closed(m) | SendError::Deadlock { msg: m, .. } => m,
+            SendError::Full { msg, .. }
+            | SendError::Closed { msg, .. }
+            | SendError::Deadlock { msg, .. } => msg,
+        }
+    }
+
+    /// The actor the message was for (`None` for a bare queue).
+    pub fn target(&self) -> Option<&Target> {
+        match self {
+            SendError::Full { target, .. }
+            | SendError::Closed { target, .. }
+            | SendError::Deadlock { target, .. } => target.as_ref(),
+        }
+    }
+
+    /// The same error, naming `to` as the actor the message was for. Made
+    /// on the error path only, by the actor's queue (whose mailbox layer
+    /// knows no actor).
+    #[cold]
+    pub(crate) fn naming(self, to: Target) -> Self {
+        match self {
+            SendError::Full { msg, .. } => SendError::Full {
+                target: Some(to),
+                msg,
+            },
+            SendError::Closed { msg, .. } => SendError::Closed {
+                target: Some(to),
+                msg,
+            },
+            SendError::Deadlock { msg, cycle, .. } => SendError::Deadlock {
+                target: Some(to),
+                msg,
+                cycle,
+            },
         }
     }
 
     /// Whether the mailbox was full (the send may succeed later).
     pub fn is_full(&self) -> bool {
-        matches!(self, SendError::Full(_))
+        matches!(self, SendError::Full { .. })
     }
 
     /// Whether the receiver is gone for good.
     pub fn is_closed(&self) -> bool {
-        matches!(self, SendError::Closed(_))
+        matches!(self, SendError::Closed { .. })
     }
 
     /// Whether waiting for room would have deadlocked.
@@ -56,9 +144,19 @@ impl<M> SendError<M> {
     /// The same error with the message mapped, e.g. out of an envelope.
     pub fn map<N>(self, f: impl FnOnce(M) -> N) -> SendError<N> {
         match self {
-            SendError::Full(m) => SendError::Full(f(m)),
-            SendError::Closed(m) => SendError::Closed(f(m)),
-            SendError::Deadlock { msg, cycle } => SendError::Deadlock { msg: f(msg), cycle },
+            SendError::Full { target, msg } => SendError::Full {
+                target,
+                msg: f(msg),
+            },
+            SendError::Closed { target, msg } => SendError::Closed {
+                target,
+                msg: f(msg),
+            },
+            SendError::Deadlock { target, msg, cycle } => SendError::Deadlock {
+                target,
+                msg: f(msg),
+                cycle,
+            },
         }
     }
 }
@@ -66,9 +164,11 @@ impl<M> SendError<M> {
 impl<M> fmt::Debug for SendError<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SendError::Full(_) => f.write_str("Full(..)"),
-            SendError::Closed(_) => f.write_str("Closed(..)"),
-            SendError::Deadlock { cycle, .. } => write!(f, "Deadlock {{ cycle: {cycle:?} }}"),
+            SendError::Full { target, .. } => write!(f, "Full {{ target: {target:?} }}"),
+            SendError::Closed { target, .. } => write!(f, "Closed {{ target: {target:?} }}"),
+            SendError::Deadlock { target, cycle, .. } => {
+                write!(f, "Deadlock {{ target: {target:?}, cycle: {cycle:?} }}")
+            }
         }
     }
 }
@@ -76,9 +176,32 @@ impl<M> fmt::Debug for SendError<M> {
 impl<M> fmt::Display for SendError<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SendError::Full(_) => f.write_str("mailbox full; message handed back"),
-            SendError::Closed(_) => f.write_str("actor stopped; message handed back"),
-            SendError::Deadlock { cycle, .. } => write!(
+            SendError::Full {
+                target: Some(t), ..
+            } => write!(f, "the mailbox of {t} is full; message handed back"),
+            SendError::Full { target: None, .. } => {
+                f.write_str("mailbox full; message handed back")
+            }
+            SendError::Closed {
+                target: Some(t), ..
+            } => write!(f, "{t} has stopped; message handed back"),
+            SendError::Closed { target: None, .. } => {
+                f.write_str("actor stopped; message handed back")
+            }
+            SendError::Deadlock {
+                target: Some(t),
+                cycle,
+                ..
+            } => write!(
+                f,
+                "waiting for room in the mailbox of {t} would deadlock {} threads; message handed back",
+                cycle.len()
+            ),
+            SendError::Deadlock {
+                target: None,
+                cycle,
+                ..
+            } => write!(
                 f,
                 "waiting for room would deadlock {} threads; message handed back",
                 cycle.len()
@@ -318,19 +441,38 @@ pub enum Delivered {
 }
 
 /// Why an [`Ask`](crate::Ask) produced no reply.
+///
+/// `Timeout`, `Panicked` and `Dropped` name the actor that was asked, as
+/// [`Addr::target`](crate::Addr::target) does, when the handle knows it:
+/// always for an [`Addr::ask`](crate::Addr::ask) (or a
+/// [`Recipient`](crate::Recipient)'s); `None` for a handle that no local
+/// actor answers (kaspar-remote's asks to another process). A
+/// `Deadlock`'s cycle names it as its first edge's
+/// [`waits_for`](WaitEdge::waits_for).
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum AskError {
     /// `wait_timeout` ran out; the handle can be waited on again.
-    Timeout,
+    Timeout(
+        /// The actor asked.
+        Option<Target>,
+    ),
     /// The handler panicked while handling the message.
-    Panicked,
+    Panicked(
+        /// The actor asked.
+        Option<Target>,
+    ),
     /// The message was dropped unhandled (the actor stopped before it).
-    Dropped,
+    Dropped(
+        /// The actor asked.
+        Option<Target>,
+    ),
     /// Waiting would never end: the thread that must handle the message is
     /// itself waiting, directly or through others, for something this
     /// thread holds (an actor asking itself from its own handler is the
-    /// shortest such cycle). Nothing was waited for; the handle can still
-    /// be polled or dropped.
+    /// shortest such cycle). Refused before the wait began, or found by a
+    /// later look at the wait-for graph while waiting (a cycle closed by a
+    /// run loop, which cannot back out); either way the handle can still be
+    /// polled or dropped, and the message stays queued.
     Deadlock(
         /// The cycle: this thread's wait first, then each thread it waits
         /// for in turn.
@@ -343,17 +485,55 @@ pub enum AskError {
     PeerLost,
 }
 
+impl AskError {
+    /// The actor asked, where the error names it (`Timeout`, `Panicked`,
+    /// `Dropped` from a handle that knows it; a `Deadlock` names it as its
+    /// cycle's first edge's `waits_for`).
+    pub fn target(&self) -> Option<&Target> {
+        match self {
+            AskError::Timeout(t) | AskError::Panicked(t) | AskError::Dropped(t) => t.as_ref(),
+            AskError::Deadlock(cycle) => cycle.first().map(|edge| &edge.waits_for),
+            AskError::PeerLost => None,
+        }
+    }
+
+    /// The same error naming `asked`, unless it names an actor already.
+    /// Made by the handle on the error path only.
+    #[cold]
+    pub(crate) fn naming(self, asked: impl FnOnce() -> Target) -> Self {
+        match self {
+            AskError::Timeout(None) => AskError::Timeout(Some(asked())),
+            AskError::Panicked(None) => AskError::Panicked(Some(asked())),
+            AskError::Dropped(None) => AskError::Dropped(Some(asked())),
+            other => other,
+        }
+    }
+}
+
 impl fmt::Display for AskError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            AskError::Timeout => f.write_str("no reply yet: timed out"),
-            AskError::Panicked => f.write_str("the handler panicked; no reply"),
-            AskError::Dropped => f.write_str("the message was dropped unhandled; no reply"),
-            AskError::Deadlock(cycle) => write!(
-                f,
-                "waiting for the reply would deadlock {} threads",
-                cycle.len()
-            ),
+            AskError::Timeout(Some(t)) => write!(f, "no reply from {t} yet: timed out"),
+            AskError::Timeout(None) => f.write_str("no reply yet: timed out"),
+            AskError::Panicked(Some(t)) => write!(f, "the handler of {t} panicked; no reply"),
+            AskError::Panicked(None) => f.write_str("the handler panicked; no reply"),
+            AskError::Dropped(Some(t)) => {
+                write!(f, "the message to {t} was dropped unhandled; no reply")
+            }
+            AskError::Dropped(None) => f.write_str("the message was dropped unhandled; no reply"),
+            AskError::Deadlock(cycle) => match cycle.first() {
+                Some(edge) => write!(
+                    f,
+                    "waiting for the reply of {} would deadlock {} threads",
+                    edge.waits_for,
+                    cycle.len()
+                ),
+                None => write!(
+                    f,
+                    "waiting for the reply would deadlock {} threads",
+                    cycle.len()
+                ),
+            },
             AskError::PeerLost => f.write_str(
                 "the remote peer was lost; the message may or may not have been handled",
             ),
@@ -403,8 +583,9 @@ impl std::error::Error for AskError {}
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
-    /// A bounded mailbox was full ([`SendError::Full`]).
-    Full,
+    /// A bounded mailbox was full ([`SendError::Full`]); the target when
+    /// the error knew it.
+    Full(Option<Target>),
     /// The actor has stopped ([`SendError::Closed`],
     /// [`FastSendError::Closed`]); the target when the error knew it.
     Closed(Option<Target>),
@@ -427,10 +608,12 @@ pub enum Error {
     /// The handler panicked ([`FastSendError::Panicked`],
     /// [`AskError::Panicked`]); the target when the error knew it.
     Panicked(Option<Target>),
-    /// An `ask` timed out ([`AskError::Timeout`]).
-    Timeout,
-    /// The message was dropped unhandled ([`AskError::Dropped`]).
-    Dropped,
+    /// An `ask` timed out ([`AskError::Timeout`]); the target when the
+    /// error knew it.
+    Timeout(Option<Target>),
+    /// The message was dropped unhandled ([`AskError::Dropped`]); the
+    /// target when the error knew it.
+    Dropped(Option<Target>),
     /// The link to a remote actor's process was lost
     /// ([`AskError::PeerLost`]).
     PeerLost,
@@ -442,7 +625,8 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Full => f.write_str("mailbox full"),
+            Error::Full(Some(t)) => write!(f, "the mailbox of {t} is full"),
+            Error::Full(None) => f.write_str("mailbox full"),
             Error::Closed(Some(t)) => write!(f, "{t} has stopped"),
             Error::Closed(None) => f.write_str("actor stopped"),
             Error::Busy(t) => write!(f, "{t} is busy on another thread"),
@@ -450,13 +634,23 @@ impl fmt::Display for Error {
                 f,
                 "synchronous cycle: {target} is already running on this thread ({chain})"
             ),
-            Error::Deadlock(cycle) => write!(f, "waiting would deadlock {} threads", cycle.len()),
+            Error::Deadlock(cycle) => match cycle.first() {
+                Some(edge) => write!(
+                    f,
+                    "waiting for {} would deadlock {} threads",
+                    edge.waits_for,
+                    cycle.len()
+                ),
+                None => write!(f, "waiting would deadlock {} threads", cycle.len()),
+            },
             Error::NotStarted(t) => write!(f, "{t} is prepared but not started"),
             Error::ThreadBound(t) => write!(f, "{t} is bound to its own thread"),
             Error::Panicked(Some(t)) => write!(f, "handler of {t} panicked"),
             Error::Panicked(None) => f.write_str("the handler panicked"),
-            Error::Timeout => f.write_str("no reply yet: timed out"),
-            Error::Dropped => f.write_str("the message was dropped unhandled"),
+            Error::Timeout(Some(t)) => write!(f, "no reply from {t} yet: timed out"),
+            Error::Timeout(None) => f.write_str("no reply yet: timed out"),
+            Error::Dropped(Some(t)) => write!(f, "the message to {t} was dropped unhandled"),
+            Error::Dropped(None) => f.write_str("the message was dropped unhandled"),
             Error::PeerLost => f.write_str("the remote peer was lost"),
             Error::Failed(e) => write!(f, "the handler failed: {e}"),
         }
@@ -475,8 +669,8 @@ impl std::error::Error for Error {
 impl<M> From<SendError<M>> for Error {
     fn from(e: SendError<M>) -> Self {
         match e {
-            SendError::Full(_) => Error::Full,
-            SendError::Closed(_) => Error::Closed(None),
+            SendError::Full { target, .. } => Error::Full(target),
+            SendError::Closed { target, .. } => Error::Closed(target),
             SendError::Deadlock { cycle, .. } => Error::Deadlock(cycle),
         }
     }
@@ -499,9 +693,9 @@ impl<M> From<FastSendError<M>> for Error {
 impl From<AskError> for Error {
     fn from(e: AskError) -> Self {
         match e {
-            AskError::Timeout => Error::Timeout,
-            AskError::Panicked => Error::Panicked(None),
-            AskError::Dropped => Error::Dropped,
+            AskError::Timeout(target) => Error::Timeout(target),
+            AskError::Panicked(target) => Error::Panicked(target),
+            AskError::Dropped(target) => Error::Dropped(target),
             AskError::Deadlock(cycle) => Error::Deadlock(cycle),
             AskError::PeerLost => Error::PeerLost,
         }

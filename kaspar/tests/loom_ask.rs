@@ -86,7 +86,7 @@ fn loom_ask_a_recycled_slot_carries_nothing_into_the_next_ask() {
         );
         assert_eq!(again.try_take(), None, "no stale reply");
         let replier = thread::spawn(move || drop(reply_to));
-        assert_eq!(again.wait(), Err(AskError::Dropped));
+        assert_eq!(again.wait(), Err(AskError::Dropped(None)));
         replier.join().unwrap();
     });
 }

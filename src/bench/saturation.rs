@@ -323,7 +323,7 @@ fn send_until_taken(sink: &Addr<Sink>, mut msg: Tick) {
     loop {
         match sink.send(msg) {
             Ok(()) => return,
-            Err(SendError::Full(back)) => {
+            Err(SendError::Full { msg: back, .. }) => {
                 msg = back;
                 tries += 1;
                 if tries < 64 {

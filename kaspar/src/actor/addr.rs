@@ -8,6 +8,7 @@ use crate::actor::traits::{Actor, ActorConfig, Handler};
 use crate::base::ids::ActorId;
 use crate::base::latency::LatencyStats;
 use crate::base::stats::{ActorStats, SharedCounters};
+use crate::base::timer::{Fired, QueueKey};
 use crate::error::{SendError, Target};
 use crate::reply::{Ask, AskTarget, Asked, ReplySink, ReplyTo};
 
@@ -91,7 +92,7 @@ impl<A: Actor> Addr<A> {
     /// service times are apart, in [`latency`](Self::latency).
     pub fn stats(&self) -> ActorStats {
         ActorStats {
-            name: self.cell.instance.name.clone(),
+            name: self.cell.instance.name(),
             ..self.cell.stats.snapshot()
         }
     }
@@ -112,7 +113,13 @@ impl<A: Actor> Addr<A> {
             .map(|l| l.snapshot(A::CLASSES))
     }
 
-    /// Whether the actor has stopped (its `#[stopped]` hook has run).
+    /// Whether the actor has stopped for good: its `#[stopped]` hook has
+    /// run, or supervision halted it after a panic
+    /// ([`Supervision::stop`](crate::Supervision::stop), or a restart
+    /// limit reached). A halted actor refuses every delivery from then on;
+    /// a halted group member reads as stopped at once, although its
+    /// `#[stopped]` hook runs only when its whole group stops. A stop asked
+    /// for with [`stop`](Self::stop) counts once the hook has run.
     pub fn is_stopped(&self) -> bool {
         self.cell.is_stopped()
     }
@@ -170,20 +177,40 @@ impl<A: Actor> Addr<A> {
         self.push(<A as Handler<M>>::envelope(msg, ReplyTo::actor(sink)))
     }
 
-    /// `send`, for a message one of the actor's own timers fired: a
-    /// journaled group records the firing.
-    pub(crate) fn send_timer<M>(&self, msg: M) -> Result<(), SendError<M>>
+    /// Fires one of the actor's own timers: queues the message in `slot`
+    /// like a `send` (a journaled group records the firing), except that
+    /// it never waits for room (see [`base::timer`](crate::base::timer)).
+    /// A full mailbox leaves the message in `slot` for the timer queue to
+    /// retry ([`Fired::Full`]). A stopped actor refuses it
+    /// ([`Fired::Gone`]): the timer ends and the message is dropped, as
+    /// every timer firing into a stopped actor is. An empty `slot` (a
+    /// one-shot timer already delivered) is `Gone` too.
+    pub(crate) fn fire_timer<M>(&self, slot: &mut Option<M>) -> Fired
     where
         A: Handler<M>,
     {
+        let Some(msg) = slot.take() else {
+            return Fired::Gone;
+        };
         let envelope = <A as Handler<M>>::envelope(msg, ReplyTo::nobody());
         match self.cell.push_timer(envelope) {
             Ok(len) => {
                 self.cell.shared_counters().saw_len(len);
-                Ok(())
+                Fired::Delivered
             }
-            Err(e) => Err(e.map(|env| <A as Handler<M>>::open(env).0)),
+            Err(SendError::Full { msg: envelope, .. }) => {
+                *slot = Some(<A as Handler<M>>::open(envelope).0);
+                Fired::Full
+            }
+            Err(_) => Fired::Gone,
         }
+    }
+
+    /// Names the queue the actor's timers deliver into, for their order
+    /// (see [`QueueKey`]): its lock, one per actor and one per group, as
+    /// its queue is.
+    pub(crate) fn timer_queue(&self) -> QueueKey {
+        QueueKey::of(Arc::as_ptr(self.cell.lock()))
     }
 
     #[inline(always)]

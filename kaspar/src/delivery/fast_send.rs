@@ -202,7 +202,7 @@ impl<A: Actor> Call<'_, A> {
         let msg = match inline {
             Ok(()) => return Ok(Delivered::Inline),
             Err(refused) => match slot.take(refused) {
-                (Refusal::Closed, msg) => return Err(SendError::Closed(msg)),
+                (Refusal::Closed, msg) => return Err(SendError::closed(msg).naming(cell.target())),
                 // Not started: queued, it is handled once the actor starts.
                 (
                     Refusal::Busy

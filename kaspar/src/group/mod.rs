@@ -105,6 +105,9 @@ pub(crate) struct GroupCore<G: GroupSpec> {
     /// be long before the group is spawned (`System::prepare_group`). A
     /// switch holds its member weakly: the member's cell owns this core.
     timing: crate::base::sync::Mutex<Vec<LatencySwitch>>,
+    /// What every member's cell knows of itself (a clone of each one's):
+    /// naming it names every member ([`name_members`]).
+    instance: Instance,
 }
 
 type LatencySwitch = Box<dyn Fn() + Send + Sync>;
@@ -190,12 +193,29 @@ impl<G: GroupSpec, A: Actor> GroupSink<A::Msg> for MemberSink<G, A> {
             .map_err(|e| e.map(self.unwrap))
     }
 
+    /// Never waits for room: a full group queue hands the message back as
+    /// `Full` (the timer queue retries it). A journal records every firing
+    /// its tap runs, so the firing first looks whether the queue is full,
+    /// and a full one records nothing. In a recorded group, a firing that
+    /// then loses the queue's last slot to another sender (a narrow race)
+    /// pushes as a `send` does, waiting for room with `WhenFull::Wait`, so
+    /// that its record stands for a message really queued.
     fn push_timer(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
+        use crate::mailbox::inbox::{looks_full, push_now};
+        if looks_full(&self.core.mailbox) {
+            return Err(SendError::full(msg));
+        }
         let mut msg = Some(msg);
         let mut pushed = None;
         self.core.tap.fire(&mut || {
             let m = msg.take().expect("a timer fires once per firing");
-            pushed = Some(self.push(m, &|| Ok(None)));
+            let queued = match push_now(&self.core.mailbox, (self.wrap)(m)) {
+                Err(SendError::Full { msg: m, .. }) if self.core.tap.recorder.lock().is_some() => {
+                    self.core.mailbox.push(m)
+                }
+                other => other,
+            };
+            pushed = Some(queued.map_err(|e| e.map(self.unwrap)));
         });
         pushed.expect("the tap ran the push")
     }
@@ -324,6 +344,7 @@ pub(crate) fn reserve<G: GroupSpec>(
         mailbox,
         tap: GroupTap::default(),
         timing: Default::default(),
+        instance: instance.clone(),
     });
     let lock = Arc::new(ActorLock::new(true));
     let mut builder = GroupBuilder {
@@ -390,6 +411,21 @@ pub(crate) fn record_latency<G: GroupSpec>(core: &GroupCore<G>) {
     for switch in core.timing.lock().iter() {
         switch();
     }
+}
+
+/// Gives every member of a group that has not started the instance name
+/// `name` (see `Instance::set_name`); `Err` with the name the group has if
+/// it has one.
+pub(crate) fn name_members<G: GroupSpec>(
+    core: &GroupCore<G>,
+    name: Arc<str>,
+) -> Result<(), Arc<str>> {
+    core.instance.set_name(name)
+}
+
+/// The instance name every member of the group has, if any.
+pub(crate) fn members_name<G: GroupSpec>(core: &GroupCore<G>) -> Option<Arc<str>> {
+    core.instance.name()
 }
 
 /// Closes the group's queue: members then refuse sends.

@@ -105,7 +105,7 @@ mod tests {
         q.push(2).unwrap();
         q.push(3).unwrap();
         q.close();
-        assert_eq!(q.push(4), Err(SendError::Closed(4)));
+        assert_eq!(q.push(4), Err(SendError::closed(4)));
         let mut out = Vec::new();
         assert_eq!(q.pop_batch(&mut out, 8, IdleWait::Park), Drained::Got(3));
         assert_eq!(q.pop_batch(&mut out, 8, IdleWait::Park), Drained::Closed);

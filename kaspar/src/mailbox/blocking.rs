@@ -221,7 +221,7 @@ impl<T> Locked<T> {
     pub(super) fn push(&self, msg: T) -> Result<usize, SendError<T>> {
         let mut st = self.state.lock();
         if st.closed {
-            return Err(SendError::Closed(msg));
+            return Err(SendError::closed(msg));
         }
         if st.overflow.is_empty() && st.ring.len() < st.capacity {
             st.ring.push_back(msg);
@@ -444,7 +444,7 @@ mod tests {
         let q = BQueue::new(2);
         q.push(1).unwrap();
         q.close();
-        assert_eq!(q.push(2), Err(SendError::Closed(2)));
+        assert_eq!(q.push(2), Err(SendError::closed(2)));
         let mut out = Vec::new();
         assert_eq!(q.pop_batch(&mut out, 8, IdleWait::Park), Drained::Got(1));
         assert_eq!(q.pop_batch(&mut out, 8, IdleWait::Park), Drained::Closed);

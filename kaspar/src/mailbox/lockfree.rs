@@ -204,7 +204,7 @@ impl<T> LockFreeMpsc<T> {
     #[inline]
     pub(crate) fn push_watched(&self, msg: T, watch: Watch<'_>) -> Result<usize, SendError<T>> {
         match self.try_push(msg) {
-            Err(SendError::Full(msg)) if self.when_full == WhenFull::Wait => {
+            Err(SendError::Full { msg, .. }) if self.when_full == WhenFull::Wait => {
                 self.push_waiting(msg, watch)
             }
             other => other,
@@ -216,7 +216,7 @@ impl<T> LockFreeMpsc<T> {
         let mut t = self.tail.load(Ordering::Relaxed);
         loop {
             if t & CLOSED != 0 {
-                return Err(SendError::Closed(msg));
+                return Err(SendError::closed(msg));
             }
             let pos = t >> SHIFT;
             let slot = &self.slots[pos & self.mask];
@@ -259,7 +259,7 @@ impl<T> LockFreeMpsc<T> {
                 // unless `tail` moved while we looked.
                 let now = self.tail.load(Ordering::Relaxed);
                 if now & !SLEEPING == t & !SLEEPING {
-                    return Err(SendError::Full(msg));
+                    return Err(SendError::full(msg));
                 }
                 t = now;
             } else {
@@ -278,7 +278,7 @@ impl<T> LockFreeMpsc<T> {
             for _ in 0..FULL_RETRIES {
                 crate::base::sync::thread::yield_now();
                 match self.try_push(msg) {
-                    Err(SendError::Full(m)) => msg = m,
+                    Err(SendError::Full { msg: m, .. }) => msg = m,
                     other => return other,
                 }
             }
@@ -287,7 +287,13 @@ impl<T> LockFreeMpsc<T> {
                 // (transitively) waiting for this thread.
                 match watch() {
                     Ok(r) => registered = Some(r),
-                    Err(cycle) => return Err(SendError::Deadlock { msg, cycle }),
+                    Err(cycle) => {
+                        return Err(SendError::Deadlock {
+                            target: None,
+                            msg,
+                            cycle,
+                        })
+                    }
                 }
                 continue;
             }
@@ -297,7 +303,7 @@ impl<T> LockFreeMpsc<T> {
             // it freed before it (see `freed_space`).
             self.space_waiters.fetch_add(1, Ordering::AcqRel);
             match self.try_push(msg) {
-                Err(SendError::Full(m)) => {
+                Err(SendError::Full { msg: m, .. }) => {
                     msg = m;
                     // Bounded, so a cycle closed later by a waiter that
                     // cannot back out is found (the recheck below).
@@ -305,7 +311,11 @@ impl<T> LockFreeMpsc<T> {
                     self.space_waiters.fetch_sub(1, Ordering::AcqRel);
                     if let Some(Some(r)) = &registered {
                         if let Err(cycle) = r.recheck() {
-                            return Err(SendError::Deadlock { msg, cycle });
+                            return Err(SendError::Deadlock {
+                                target: None,
+                                msg,
+                                cycle,
+                            });
                         }
                     }
                 }
@@ -493,7 +503,7 @@ mod tests {
         for i in 0..4 {
             assert_eq!(q.push(i), Ok(i + 1));
         }
-        assert_eq!(q.push(9), Err(SendError::Full(9)));
+        assert_eq!(q.push(9), Err(SendError::full(9)));
         let mut out = Vec::new();
         assert_eq!(q.try_pop_batch(&mut out, 3), 3);
         for i in 4..7 {
@@ -532,7 +542,7 @@ mod tests {
                     q.push(next).unwrap();
                     next += 1;
                 }
-                assert_eq!(q.push(usize::MAX), Err(SendError::Full(usize::MAX)));
+                assert_eq!(q.push(usize::MAX), Err(SendError::full(usize::MAX)));
                 let took = q.try_pop_batch(&mut out, 1 + round % 4);
                 assert_eq!(took, 1 + round % 4, "start {start}, round {round}");
                 assert_eq!(q.len(), 4 - took);
@@ -551,7 +561,7 @@ mod tests {
         q.push(1).unwrap();
         q.close();
         assert!(q.is_closed());
-        assert_eq!(q.push(2), Err(SendError::Closed(2)));
+        assert_eq!(q.push(2), Err(SendError::closed(2)));
         let mut out = Vec::new();
         assert_eq!(q.pop_batch(&mut out, 8, IdleWait::Park), Drained::Got(1));
         assert_eq!(q.pop_batch(&mut out, 8, IdleWait::Park), Drained::Closed);

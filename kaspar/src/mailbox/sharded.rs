@@ -129,7 +129,7 @@ impl<T> ShardedBQueue<T> {
         let slot = &self.lanes[key % self.lanes.len()];
         let mut lane = slot.lane.lock();
         if lane.closed {
-            return Err(SendError::Closed(msg));
+            return Err(SendError::closed(msg));
         }
         lane.queue.push_back(msg);
         // Relaxed: the increment below releases it, and the consumer
@@ -301,8 +301,8 @@ mod tests {
         q.push_from(1, 2).unwrap();
         q.close();
         assert!(q.is_closed());
-        assert_eq!(q.push_from(0, 3), Err(SendError::Closed(3)));
-        assert_eq!(q.push_from(1, 4), Err(SendError::Closed(4)));
+        assert_eq!(q.push_from(0, 3), Err(SendError::closed(3)));
+        assert_eq!(q.push_from(1, 4), Err(SendError::closed(4)));
         let mut out = Vec::new();
         assert_eq!(q.pop_batch(&mut out, 8, IdleWait::Park), Drained::Got(2));
         assert_eq!(q.pop_batch(&mut out, 8, IdleWait::Park), Drained::Closed);

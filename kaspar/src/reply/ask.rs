@@ -389,7 +389,7 @@ impl<R: Send + 'static> Ask<R> {
                 st.thread = None;
                 drop(st);
                 self.answered = true;
-                Some(v)
+                Some(self.named(v))
             }
             None => {
                 st.thread = Some(thread::current());
@@ -417,17 +417,46 @@ impl<R: Send + 'static> Ask<R> {
             let now = Instant::now();
             if now >= deadline {
                 self.slot().state.lock().thread = None;
-                return self.take_or_register().unwrap_or(Err(AskError::Timeout));
+                return self
+                    .take_or_register()
+                    .unwrap_or_else(|| Err(self.name(AskError::Timeout(None))));
             }
             thread::park_timeout((deadline - now).min(deadlock::RECHECK));
         }
+    }
+
+    /// The actor asked, as [`Addr::target`](crate::Addr::target) names it;
+    /// `None` for a handle no local actor answers (kaspar-remote's asks
+    /// to another process). Made on each call.
+    pub fn target(&self) -> Option<Target> {
+        self.target.as_ref().map(|t| t.target())
     }
 
     /// The reply if it has arrived, without blocking.
     pub fn try_take(&mut self) -> Option<Result<R, AskError>> {
         let v = self.slot().state.lock().value.take();
         self.answered |= v.is_some();
-        v
+        v.map(|v| self.named(v))
+    }
+
+    /// `v`, its error naming the actor asked (see [`name`](Self::name)).
+    #[inline]
+    fn named(&self, v: Result<R, AskError>) -> Result<R, AskError> {
+        match v {
+            Ok(reply) => Ok(reply),
+            Err(e) => Err(self.name(e)),
+        }
+    }
+
+    /// `e`, naming the actor asked if the handle knows it and `e` does not
+    /// name one yet (a reply route that was dropped or failed knows only
+    /// why). Made here, on the error path only.
+    #[cold]
+    fn name(&self, e: AskError) -> AskError {
+        match &self.target {
+            Some(t) => e.naming(|| t.target()),
+            None => e,
+        }
     }
 }
 
@@ -441,7 +470,7 @@ impl<R: Send + 'static> Future for Ask<R> {
             Some(v) => {
                 drop(st);
                 this.answered = true;
-                Poll::Ready(v)
+                Poll::Ready(this.named(v))
             }
             None => {
                 match &mut st.waker {
@@ -502,7 +531,7 @@ mod tests {
     fn a_dropped_reply_route_answers_dropped_and_a_panicking_one_panicked() {
         let (asked, reply_to) = ask();
         drop(reply_to);
-        assert_eq!(asked.wait(), Err(AskError::Dropped));
+        assert_eq!(asked.wait(), Err(AskError::Dropped(None)));
 
         let (asked, reply_to) = ask();
         let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
@@ -510,7 +539,7 @@ mod tests {
             panic!("handler failed");
         }));
         assert!(unwound.is_err());
-        assert_eq!(asked.wait(), Err(AskError::Panicked));
+        assert_eq!(asked.wait(), Err(AskError::Panicked(None)));
     }
 
     #[test]

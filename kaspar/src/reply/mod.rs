@@ -139,10 +139,11 @@ impl<R> Drop for ReplyTo<R> {
         if let Route::Ask(slot) = std::mem::replace(&mut self.route, Route::Nobody) {
             // Dropped without a reply: either the handler is unwinding, or
             // the message was dropped unhandled.
+            // The asker's handle names the actor (this route knows none).
             let why = if std::thread::panicking() {
-                AskError::Panicked
+                AskError::Panicked(None)
             } else {
-                AskError::Dropped
+                AskError::Dropped(None)
             };
             Slot::complete(slot, Err(why));
         }

@@ -40,6 +40,22 @@ fn reserve<G: GroupSpec>(
     Parts { spec, core, lock }
 }
 
+/// Names the members of the prepared group `parts` (not started yet)
+/// `name`.
+///
+/// # Panics
+///
+/// If the group has a name already.
+#[track_caller]
+fn name_prepared_group<G: GroupSpec>(parts: &Parts<G>, name: Arc<str>) {
+    if let Err(had) = group::name_members(&parts.core, name) {
+        panic!(
+            "kaspar: the prepared group {} is named {had:?} already; a group is given one name",
+            G::NAME
+        );
+    }
+}
+
 /// A group about to be started; set its options, then
 /// [`start`](GroupSpawn::start).
 #[must_use = "the group runs only once `start` is called"]
@@ -98,7 +114,11 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
         let c = &system.config;
         GroupSpawn {
             placement: Placement::new(),
-            name: None,
+            // A prepared group's, given with `PreparedGroup::name`: its
+            // thread and its report entry carry it too.
+            name: prepared
+                .as_ref()
+                .and_then(|parts| group::members_name(&parts.core)),
             _system: PhantomData,
             init: GroupInit {
                 build,
@@ -140,17 +160,23 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
     /// be told apart. Without one, the thread is `kaspar:group:<type>` and
     /// members are named by type and id.
     ///
+    /// A group made by [`System::prepare_group`] can be named here too (or
+    /// with [`PreparedGroup::name`]) until it starts; what was made from its
+    /// members' addresses before (an error's [`Target`], a dead letter)
+    /// names them by type and id alone.
+    ///
     /// # Panics
     ///
-    /// If `name` is empty or holds a NUL character, and for a group made by
-    /// [`System::prepare_group`], whose members exist since then.
+    /// If `name` is empty or holds a NUL character, and for a prepared
+    /// group that was named already (with [`PreparedGroup::name`]): a group
+    /// is given one name.
     #[track_caller]
     pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
-        self.assert_fresh(
-            "name",
-            "a prepared group's members are named by type and id",
-        );
-        self.name = Some(checked_name(name.into()));
+        let name = checked_name(name.into());
+        if let Some(parts) = &self.prepared {
+            name_prepared_group(parts, Arc::clone(&name));
+        }
+        self.name = Some(name);
         self
     }
 
@@ -286,6 +312,22 @@ impl<'s, G: GroupSpec> PreparedGroup<'s, G> {
     /// after the group starts.
     pub fn group(&self) -> G {
         self.parts().spec.duplicate()
+    }
+
+    /// The group's instance name, as [`GroupSpawn::name`] gives it (its
+    /// thread, its report entry, every member's name), before it starts.
+    /// Name it before handing its members' addresses out, or what was made
+    /// from them until now (an error's [`Target`], a dead letter) names
+    /// them by type and id alone.
+    ///
+    /// # Panics
+    ///
+    /// If `name` is empty or holds a NUL character, and if the group was
+    /// named already: a group is given one name.
+    #[track_caller]
+    pub fn name(self, name: impl Into<Arc<str>>) -> Self {
+        name_prepared_group(self.parts(), checked_name(name.into()));
+        self
     }
 
     /// The members' states (in the `#[group]` struct's field order), moved

@@ -11,7 +11,7 @@ use crate::actor::traits::{Actor, ActorConfig};
 use crate::guard::chain;
 use crate::guard::lock::Pledge;
 use crate::mailbox::MailboxKind;
-use crate::system::spawn::{vacant_cell, Spawn};
+use crate::system::spawn::{checked_name, name_prepared, vacant_cell, Spawn};
 use crate::system::System;
 
 /// An actor's address, handed out before the actor exists.
@@ -109,6 +109,48 @@ impl<'s, A: Actor> Prepared<'s, A> {
     /// The actor's address, valid before and after it starts.
     pub fn addr(&self) -> Addr<A> {
         Addr::from_cell(Arc::clone(self.cell()))
+    }
+
+    /// The actor's instance name, as [`Spawn::name`] gives it (errors,
+    /// dead letters, stats, its thread, the
+    /// [`ShutdownReport`](crate::ShutdownReport)), before it starts. Name
+    /// it before handing its address out, or what was made from the
+    /// address until now (an error's [`Target`](crate::Target), a dead
+    /// letter) names it by type and id alone; everything from now on names
+    /// it by `name`. (`Spawn::name` on the spawn does the same.)
+    ///
+    /// ```
+    /// use kaspar::prelude::*;
+    ///
+    /// #[actor]
+    /// pub struct Risk;
+    /// #[actor]
+    /// impl Risk {
+    ///     #[handler(u32)]
+    ///     fn check(&mut self, _o: u32, _c: &mut Ctx<Self>) {}
+    /// }
+    ///
+    /// let system = System::new();
+    /// let risk = system.prepare::<Risk>().name("risk-eu");
+    /// let addr = risk.addr();
+    /// let err = addr.fast_send(1u32).unwrap_err(); // not started yet
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     format!("risk-eu(Risk{:?}) is prepared but not started; message handed back", addr.id())
+    /// );
+    /// let addr = risk.spawn(Risk).start();
+    /// assert_eq!(addr.target().instance.as_deref(), Some("risk-eu"));
+    /// system.shutdown();
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `name` is empty or holds a NUL character, and if the actor was
+    /// named already: an actor is given one name.
+    #[track_caller]
+    pub fn name(self, name: impl Into<Arc<str>>) -> Self {
+        name_prepared::<A>(self.cell(), checked_name(name.into()));
+        self
     }
 
     /// The actor's state, moved to its thread; set options on the result and

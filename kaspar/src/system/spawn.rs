@@ -184,17 +184,28 @@ impl<'s, A: Actor> Spawn<'s, A> {
     /// system.shutdown();
     /// ```
     ///
+    /// An actor made by [`System::prepare`] can be named here too (or with
+    /// [`Prepared::name`](crate::Prepared::name)), as long as it has not
+    /// started: its address was out before, so what was made from it until
+    /// now (an error's [`Target`], a dead letter) names it by type and id
+    /// alone; everything from now on, its thread included, names it by
+    /// this name.
+    ///
     /// # Panics
     ///
     /// If `name` is empty or holds a NUL character (a thread cannot be named
-    /// so), and for an actor made by [`System::prepare`], whose address is
-    /// out already with the type name alone.
+    /// so), and for a prepared actor that was named already (with
+    /// [`Prepared::name`](crate::Prepared::name)): an actor is given one
+    /// name.
     ///
     /// [`ShutdownReport`]: crate::ShutdownReport
     #[track_caller]
     pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
-        self.assert_fresh("name", "a prepared actor is named by its type and id");
-        self.name = Some(checked_name(name.into()));
+        let name = checked_name(name.into());
+        if let Some(cell) = &self.prepared {
+            name_prepared::<A>(cell, Arc::clone(&name));
+        }
+        self.name = Some(name);
         self
     }
 
@@ -375,6 +386,21 @@ pub(crate) fn vacant_cell<A: Actor>(
 pub(crate) fn instance_of(system: &Arc<SystemInner>, name: Option<Arc<str>>) -> Instance {
     let strong: Arc<dyn std::any::Any + Send + Sync> = system.clone();
     Instance::new(name, Arc::downgrade(&strong))
+}
+
+/// Names the prepared actor `cell` (not started yet) `name`.
+///
+/// # Panics
+///
+/// If it has a name already.
+#[track_caller]
+pub(crate) fn name_prepared<A: Actor>(cell: &ActorCell<A>, name: Arc<str>) {
+    if let Err(had) = cell.instance.set_name(name) {
+        panic!(
+            "kaspar: the prepared actor {} is named {had:?} already; an actor is given one name",
+            <A as ActorConfig>::NAME
+        );
+    }
 }
 
 /// An instance name as given to `name`, checked.

@@ -260,19 +260,27 @@ impl<A: Actor> ActorCell<A> {
     }
 
     pub(crate) fn target(&self) -> Target {
-        Target::new(
-            self.id,
-            <A as ActorConfig>::NAME,
-            self.instance.name.clone(),
-        )
+        Target::new(self.id, <A as ActorConfig>::NAME, self.instance.name())
     }
 
     /// Queues an envelope for the actor's run loop. A push that must wait
     /// for room first checks that the thread it waits for (the consumer of
-    /// this actor's queue) is not waiting for this one.
+    /// this actor's queue) is not waiting for this one. A refusal names
+    /// this actor.
     #[inline(always)]
     pub(crate) fn push(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
-        self.inbox.push(msg, &|| self.before_room_wait())
+        match self.inbox.push(msg, &|| self.before_room_wait()) {
+            Ok(len) => Ok(len),
+            Err(e) => Err(self.refused(e)),
+        }
+    }
+
+    /// A refusal of this actor's queue, naming this actor (the queue knows
+    /// no actor). Off the delivery path: the name is made only here.
+    #[cold]
+    #[inline(never)]
+    fn refused(&self, e: SendError<A::Msg>) -> SendError<A::Msg> {
+        e.naming(self.target())
     }
 
     #[cold]
@@ -287,9 +295,11 @@ impl<A: Actor> ActorCell<A> {
         }
     }
 
-    /// Queues a message one of the actor's timers fired.
+    /// Queues a message one of the actor's timers fired, without ever
+    /// waiting for room: a full mailbox hands it back as `Full`, for the
+    /// timer queue to retry (see `Inbox::push_timer`).
     pub(crate) fn push_timer(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
-        self.inbox.push_timer(msg)
+        self.inbox.push_timer(msg).map_err(|e| self.refused(e))
     }
 
     /// The actor's lock (its group's, for a member).
@@ -391,5 +401,8 @@ mod held;
 mod tests;
 
 pub(crate) use entry::Entered;
-use entry::EnteredFlag;
+pub(crate) use entry::EnteredFlag;
+/// An entry's `entered` mark, for the loom models (`crate::__loom`).
+#[cfg(loom)]
+pub(crate) use entry::EnteredMark;
 pub(crate) use held::Held;

@@ -232,7 +232,7 @@ impl<T> SegmentedMpsc<T> {
         let mut t = self.tail.index.load(Ordering::Acquire);
         loop {
             if t & CLOSED != 0 {
-                return Err(SendError::Closed(msg));
+                return Err(SendError::closed(msg));
             }
             let pos = t >> SHIFT;
             let offset = pos % LAP;

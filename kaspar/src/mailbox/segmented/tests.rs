@@ -103,7 +103,7 @@ fn closed_hands_back_and_drains() {
     }
     q.close();
     assert!(q.is_closed());
-    assert_eq!(q.push(99), Err(SendError::Closed(99)));
+    assert_eq!(q.push(99), Err(SendError::closed(99)));
     let mut out = Vec::new();
     assert_eq!(
         q.pop_batch(&mut out, 64, IdleWait::Park),

@@ -1,7 +1,13 @@
 //! Receiver transparency, kept at review time: the public surface of the
-//! types a handler can reach (`Ctx`, `Addr`, and `Call` from
-//! `Addr::with_policy`) is compared, method by method and trait by trait,
-//! with a list reviewed for what it reveals to a handler.
+//! types a handler can reach (`Ctx`; `Addr`; `Call` from
+//! `Addr::with_policy`; `Ask` from `ask`; `Recipient` from
+//! `Addr::recipient`; `Spawn` and `GroupSpawn` from `Ctx::spawn*`;
+//! `DeadLetters` from `Addr::dead_letters`) is compared, method by method
+//! and trait by trait, with a list reviewed for what it reveals to a
+//! handler. Plain data they return (`ActorStats`, `LatencyStats`,
+//! `Target`, `CallChain`, `WaitEdge`, the errors) is not listed here: what
+//! it holds is compared way by way in `transparency_behaviour.rs`, which
+//! runs what this test only names.
 //!
 //! The trybuild cases (`tests/ui/ctx-reveals-*`) show that particular
 //! names do not exist; they cannot catch a *new* method that reveals the
@@ -63,9 +69,79 @@ const REVIEWED: &[&str] = &[
     "Call::fast_send_x",
     "Call::fast_send_void",
     "Call::fast_send_adaptive",
+    // Ask, from `Addr::ask` or `Recipient::ask`: the pending reply. A wait
+    // whose reply needs a lock this thread holds (an actor asking itself,
+    // dequeued or inline) is refused with `Deadlock` in every mode; the
+    // outcomes are compared way by way in `transparency_behaviour.rs`.
+    "Ask::wait",
+    "Ask::wait_timeout",
+    "Ask::try_take",       // the reply if it is there: no lock, no mode
+    "Ask::target",         // the actor asked: the same in every mode
+    "impl Future for Ask", // `.await` from an executor: polls the same slot
+    "impl Debug for Ask",  // prints `Ask(..)`
+    "impl Drop for Ask",   // recycles an answered slot into this thread's cache
+    // Recipient, from `Addr::recipient`: the same operations as `Addr`,
+    // type-erased behind one vtable.
+    "Recipient::id",
+    "Recipient::target",
+    "Recipient::send",
+    "Recipient::ask",
+    "Recipient::request",
+    "Recipient::fast_send",
+    "Recipient::fast_send_spin",
+    "Recipient::fast_send_x",
+    "Recipient::fast_send_adaptive",
+    "Recipient::fast_send_void",
+    "Recipient::fast_send_with_policy",
+    "impl Clone for Recipient",
+    "impl Debug for Recipient", // prints the actor's name and id
+    "impl From for Recipient",  // from an `Addr`
+    // Spawn and GroupSpawn, from `Ctx::spawn`, `Ctx::spawn_with` and
+    // `Ctx::spawn_group`: options for a new actor or group, then its start,
+    // in the handler's system, whichever way the handler was reached.
+    "Spawn::name",
+    "Spawn::record_latency",
+    "Spawn::supervise",
+    "Spawn::restart_with",
+    "Spawn::mailbox",
+    "Spawn::policy",
+    "Spawn::idle",
+    "Spawn::max_batch",
+    "Spawn::placement",
+    "Spawn::start_placed", // the placement outcome is the new thread's, not the caller's
+    "Spawn::start",
+    "impl Debug for Spawn",
+    "GroupSpawn::record_latency",
+    "GroupSpawn::name",
+    "GroupSpawn::mailbox",
+    "GroupSpawn::policy",
+    "GroupSpawn::idle",
+    "GroupSpawn::max_batch",
+    "GroupSpawn::placement",
+    "GroupSpawn::start_placed",
+    "GroupSpawn::start",
+    "impl Debug for GroupSpawn",
+    // DeadLetters, from `Addr::dead_letters`: the system's sink, shared by
+    // every actor of the system; its counts do not depend on how a
+    // handler was reached.
+    "DeadLetters::new",
+    "DeadLetters::subscribe",
+    "DeadLetters::counts",
+    "DeadLetters::total",
+    "impl Debug for DeadLetters", // its counts and subscriber count
+    "impl Default for DeadLetters",
 ];
 
-const TYPES: &[&str] = &["Ctx", "Addr", "Call"];
+const TYPES: &[&str] = &[
+    "Ctx",
+    "Addr",
+    "Call",
+    "Ask",
+    "Recipient",
+    "Spawn",
+    "GroupSpawn",
+    "DeadLetters",
+];
 
 /// The public methods and trait impls of `TYPES` found in `src`.
 fn surface(src: &str, found: &mut BTreeSet<String>) {
@@ -85,10 +161,13 @@ fn surface(src: &str, found: &mut BTreeSet<String>) {
             Some((before, after)) => (Some(before), after),
             None => (None, header.as_str()),
         };
-        // The self type is the last path segment before its generics.
-        let self_ty = self_ty
-            .rsplit(' ')
-            .find(|w| TYPES.iter().any(|t| w.starts_with(&format!("{t}<"))));
+        // The self type is the last path segment before its generics (a
+        // type without generics is the whole word).
+        let self_ty = self_ty.rsplit(' ').find(|w| {
+            TYPES
+                .iter()
+                .any(|t| w == t || w.starts_with(&format!("{t}<")))
+        });
         let Some(ty) = self_ty.and_then(|w| w.split('<').next()) else {
             continue;
         };
@@ -160,7 +239,7 @@ fn what_a_handler_can_reach_is_exactly_the_reviewed_surface() {
     let removed: Vec<_> = reviewed.difference(&found).collect();
     assert!(
         added.is_empty() && removed.is_empty(),
-        "the public surface of Ctx/Addr/Call changed.\n\
+        "the public surface of the types a handler can reach changed.\n\
          new, not yet reviewed for receiver transparency: {added:?}\n\
          reviewed but gone: {removed:?}\n\
          Review each new item (can a handler use it to learn how it was \
@@ -172,7 +251,7 @@ fn what_a_handler_can_reach_is_exactly_the_reviewed_surface() {
 fn the_scan_sees_a_new_method_and_a_new_trait_impl() {
     // The scanner itself, on a made-up source: a test that cannot fail
     // would prove nothing.
-    let src = "\nimpl<'a, A: Actor> Ctx<'a, A> {\n    pub fn myself(&self) {}\n    pub fn was_inline(&self) -> bool { true }\n    fn private(&self) {}\n}\n\nimpl<A: Actor> std::ops::Deref for Addr<A> {\n    type Target = ();\n}\n\nimpl<A, M, R> Into<M, R> for Addr<A>\nwhere\n    A: Handler<M, Reply = R>,\n{\n}\n";
+    let src = "\nimpl<'a, A: Actor> Ctx<'a, A> {\n    pub fn myself(&self) {}\n    pub fn was_inline(&self) -> bool { true }\n    fn private(&self) {}\n}\n\nimpl<A: Actor> std::ops::Deref for Addr<A> {\n    type Target = ();\n}\n\nimpl<A, M, R> Into<M, R> for Addr<A>\nwhere\n    A: Handler<M, Reply = R>,\n{\n}\n\nimpl DeadLetters {\n    pub fn drained_inline(&self) -> u64 { 0 }\n}\n\nimpl AskError {\n    pub fn not_a_handle(&self) {}\n}\n";
     let mut found = BTreeSet::new();
     surface(src, &mut found);
     let found: Vec<_> = found.into_iter().collect();
@@ -181,6 +260,9 @@ fn the_scan_sees_a_new_method_and_a_new_trait_impl() {
         [
             "Ctx::myself",
             "Ctx::was_inline",
+            // A type without generics is seen too; one whose name only
+            // starts like a listed type's (`AskError`) is not.
+            "DeadLetters::drained_inline",
             "impl Deref for Addr",
             "impl Into for Addr"
         ]

@@ -74,7 +74,9 @@ impl Ay {
         for _ in 0..3 {
             match msg.b.send(Query) {
                 Ok(()) => {}
-                Err(SendError::Deadlock { msg: Query, cycle }) => {
+                Err(SendError::Deadlock {
+                    msg: Query, cycle, ..
+                }) => {
                     outcome = Outcome::Deadlock(cycle.len(), cycle[0].kind);
                     break;
                 }

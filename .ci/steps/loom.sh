@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Loom models of the lock-free ring, the sharded queue, the batched drain's
-# wakeup, the pool's depot, the actor lock's owner/bump protocol, and ask's
-# reply slot (wake-up, drop race, recycling). Own target dir: --cfg loom
-# would otherwise invalidate the normal build cache.
+# wakeup, the pool's depot, the actor lock's owner/bump protocol, ask's
+# reply slot (wake-up, drop race, recycling), and the runtime's state
+# machine around them: start's hand-over racing a momentary holder and the
+# thread-bound home check (loom_handover), a group's mark and its members'
+# entered marks across bump (loom_group_mark), and the deadlock registry
+# while a run loop bumps or takes its lock back, with the recheck
+# (loom_registry). Own target dir: --cfg loom would otherwise invalidate
+# the normal build cache.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export RUSTFLAGS="--cfg loom"
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}"
 cargo test -p kaspar --release --target-dir target/loom \
-    --test loom_mailbox --test loom_pool --test loom_lock --test loom_ask
+    --test loom_mailbox --test loom_pool --test loom_lock --test loom_ask \
+    --test loom_handover --test loom_group_mark --test loom_registry

@@ -192,17 +192,132 @@ pub mod prelude {
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod __loom {
-    /// `guard::lock::ActorLock`, the lock every handler runs under.
+    use std::fmt;
+
+    use crate::actor::cell::{EnteredFlag, EnteredMark, Held};
+    use crate::base::ids::{ActorId, ClassId, Target};
+    use crate::guard::chain::{self, FrameHead, FrameNames, GroupMark, ThreadState};
+    use crate::guard::deadlock::{self, WaitOn};
+    use crate::guard::lock::ActorLock;
+    use crate::{WaitEdge, WaitKind};
+
+    /// `guard::lock::ActorLock`, the lock every handler runs under (in the
+    /// `Arc` a cell keeps it in: the run loop's hold and the deadlock
+    /// registry hold it so).
     #[derive(Debug)]
-    pub struct Lock(crate::guard::lock::ActorLock);
+    pub struct Lock(std::sync::Arc<ActorLock>);
 
     impl Default for Lock {
         fn default() -> Self {
-            Lock(crate::guard::lock::ActorLock::new(false))
+            Lock(std::sync::Arc::new(ActorLock::new(false)))
         }
     }
 
+    /// The calling loom thread's token (`chain::thread_token`): under loom
+    /// each model thread has its own runtime thread state.
+    pub fn thread_token() -> usize {
+        chain::thread_token()
+    }
+
+    /// What the models' waits and holds are waiting for, as the deadlock
+    /// detector names it.
+    fn target() -> Target {
+        Target::new(ActorId::GROUP, "Model", None)
+    }
+
+    static CALLER_NAMES: FrameNames = FrameNames {
+        actor: "Caller",
+        classes: &["Call"],
+    };
+
+    /// The frame a synchronous caller's handler has on its chain.
+    static CALLER: FrameHead = FrameHead {
+        actor: ActorId(u64::MAX),
+        names: &CALLER_NAMES,
+    };
+
     impl Lock {
+        /// A group's lock (`ActorLock::new(true)`): flagged for good, its
+        /// flagged members counted.
+        pub fn group() -> Self {
+            Lock(std::sync::Arc::new(ActorLock::new(true)))
+        }
+        /// Whether the lock is held for a thread that has yet to adopt it
+        /// (`ActorLock::hand_over`).
+        pub fn is_handed_over(&self) -> bool {
+            self.0.is_handed_over()
+        }
+        /// See `ActorLock::has_parked`.
+        pub fn has_parked(&self) -> bool {
+            self.0.has_parked()
+        }
+        /// See `ActorLock::consuming`: the calling thread (token `me`) runs
+        /// this lock's queue while the guard lives.
+        pub fn consuming(&self, me: usize) -> Consuming<'_> {
+            Consuming {
+                _guard: self.0.consuming(me),
+            }
+        }
+        /// See `ActorLock::members_clean`.
+        pub fn members_clean(&self) -> bool {
+            self.0.members_clean()
+        }
+        /// See `ActorLock::member_flagged`: for a group's lock, counts the
+        /// member and forgets the calling thread's group mark.
+        pub fn member_flagged(&self) {
+            self.0.member_flagged()
+        }
+        /// Whether the calling thread's group mark names this lock
+        /// (`ThreadState::holds_group`): an entry into one of its members
+        /// would take the intra-group path, with no flags check.
+        pub fn marked_here(&self) -> bool {
+            chain::this_thread().holds_group(&*self.0)
+        }
+        /// A run loop's hold on the lock for a batch (`Held::acquire`), by
+        /// the calling thread.
+        pub fn hold(&self) -> Hold<'_> {
+            Hold(Held::acquire(&self.0))
+        }
+        /// A run loop's hold taken with its wait registered with the
+        /// deadlock detector (`Held::acquire_watched`).
+        pub fn hold_watched(&self) -> Hold<'_> {
+            Hold(Held::acquire_watched(&self.0, target))
+        }
+        /// A synchronous caller (token `me`, the calling thread's) into an
+        /// actor under this lock, the way `ActorCell::enter_checked` takes
+        /// it once the lock is busy: waits for the lock (parked; a caller
+        /// on a plain thread skips the deadlock registry), pushes the
+        /// handler's frame, marks a group's lock if its members are clean
+        /// (`GroupMark`), runs `f` (the handler), and undoes all of it in
+        /// reverse.
+        pub fn call<R>(&self, me: usize, f: impl FnOnce() -> R) -> R {
+            let lock = &*self.0;
+            if !lock.try_acquire(me) {
+                lock.park_acquire(me);
+            }
+            let frame = chain::push(&CALLER, ClassId::new(0));
+            let group = lock
+                .is_group()
+                .then(|| GroupMark::set(lock, lock.members_clean()));
+            let out = f();
+            drop(group);
+            drop(frame);
+            // SAFETY: acquired above by this thread (token `me`), released
+            // once.
+            unsafe { lock.release(me) };
+            out
+        }
+        /// `deadlock::before_wait` by the calling thread (token `me`) on
+        /// this lock (`WaitKind::Lock`) or on its actor's queue (`Reply`,
+        /// `Room`; `WaitOn::holders` says which threads each waits for):
+        /// the cycle the wait would close, or the registration.
+        pub fn before_wait(&self, me: usize, kind: WaitKind) -> Result<Registered, Vec<WaitEdge>> {
+            let on = match kind {
+                WaitKind::Lock => WaitOn::lock(&self.0),
+                kind => WaitOn::consumer(kind, &self.0),
+            };
+            deadlock::before_wait(me, on, target).map(Registered)
+        }
         /// See `ActorLock::try_acquire`.
         pub fn try_acquire(&self, me: usize) -> bool {
             self.0.try_acquire(me)
@@ -261,6 +376,149 @@ pub mod __loom {
         pub unsafe fn bump(&self, me: usize) {
             // SAFETY: forwarded from the caller.
             unsafe { self.0.bump(me) }
+        }
+    }
+
+    /// `ActorLock::consuming`'s guard.
+    pub struct Consuming<'a> {
+        _guard: crate::guard::lock::Consuming<'a>,
+    }
+
+    impl fmt::Debug for Consuming<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("Consuming")
+        }
+    }
+
+    /// A run loop's hold on a lock (`actor::cell::Held`), by the thread
+    /// that took it; released when dropped.
+    pub struct Hold<'a>(Held<'a>);
+
+    impl Hold<'_> {
+        /// `Held::bump`: lets a parked caller in between two messages and
+        /// takes the lock back, the group mark off meanwhile and the wait
+        /// to take it back registered with the deadlock detector.
+        pub fn bump(&mut self) {
+            self.0.bump(target)
+        }
+    }
+
+    impl fmt::Debug for Hold<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("Hold")
+        }
+    }
+
+    /// A wait in the deadlock registry (`deadlock::Registered`); removed
+    /// when dropped.
+    pub struct Registered(deadlock::Registered);
+
+    impl Registered {
+        /// See `Registered::in_graph`.
+        pub fn in_graph(&self) -> bool {
+            self.0.in_graph()
+        }
+        /// See `Registered::recheck`: the cycle this wait has become part
+        /// of since it registered, if any.
+        pub fn recheck(&self) -> Result<(), Vec<WaitEdge>> {
+            self.0.recheck()
+        }
+    }
+
+    impl fmt::Debug for Registered {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("Registered")
+        }
+    }
+
+    /// An `Exclusive` group member's `entered` mark
+    /// (`actor::cell::EnteredFlag`), read and written only by the holder
+    /// of the member's lock.
+    pub struct Member(EnteredFlag);
+
+    impl Default for Member {
+        fn default() -> Self {
+            Member(EnteredFlag::new())
+        }
+    }
+
+    impl Member {
+        /// `EnteredFlag::mark`: the mark of an entry into the member, which
+        /// clears it when dropped; `None` if it is set (the member is
+        /// running a handler).
+        ///
+        /// # Safety
+        ///
+        /// As `EnteredFlag::mark`: the calling thread holds the member's
+        /// lock until after the mark is dropped.
+        pub unsafe fn enter(&self) -> Option<Entered<'_>> {
+            // SAFETY: forwarded from the caller.
+            unsafe { self.0.mark() }
+                .ok()
+                .map(|mark| Entered { _mark: mark })
+        }
+    }
+
+    impl fmt::Debug for Member {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("Member")
+        }
+    }
+
+    /// An entry's `entered` mark (`actor::cell::EnteredMark`).
+    pub struct Entered<'a> {
+        _mark: EnteredMark<'a>,
+    }
+
+    impl fmt::Debug for Entered<'_> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("Entered")
+        }
+    }
+
+    /// A thread's runtime state (`guard::chain::ThreadState`) in storage
+    /// the model owns, so that a thread started after another has exited
+    /// can be given the dead thread's storage, as the OS may give it the
+    /// dead thread's TLS block: the same token, a fresh state.
+    pub struct ThreadBlock(Box<ThreadState>);
+
+    // SAFETY: `ThreadState` is `!Send` for the frame pointers it may hold;
+    // a block's chain is never pushed to (only its token and home id are
+    // read), and the models move a block to the thread whose state it is
+    // before that thread uses it, one thread at a time.
+    unsafe impl Send for ThreadBlock {}
+
+    impl Default for ThreadBlock {
+        fn default() -> Self {
+            ThreadBlock(Box::new(ThreadState::new()))
+        }
+    }
+
+    impl ThreadBlock {
+        /// Gives the storage to a new thread: a fresh state in the same
+        /// place, so with the same token.
+        pub fn reuse(&mut self) {
+            *self.0 = ThreadState::new();
+        }
+        /// See `ThreadState::token`.
+        pub fn token(&self) -> usize {
+            self.0.token()
+        }
+        /// See `ThreadState::home_id`: what `ActorCell::bind_home` records
+        /// for the thread.
+        pub fn home_id(&self) -> usize {
+            self.0.home_id()
+        }
+        /// See `ThreadState::is_home`: the entry check of a thread-bound
+        /// actor whose recorded home is `home`.
+        pub fn is_home(&self, home: usize) -> bool {
+            self.0.is_home(home)
+        }
+    }
+
+    impl fmt::Debug for ThreadBlock {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("ThreadBlock")
         }
     }
 

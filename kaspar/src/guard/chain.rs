@@ -233,6 +233,19 @@ pub(crate) struct ThreadState {
 }
 
 impl ThreadState {
+    /// A thread's state before it runs anything: the initial value of
+    /// every thread's slot.
+    pub(crate) const fn new() -> ThreadState {
+        ThreadState {
+            len: Cell::new(0),
+            consuming: Cell::new(0),
+            pledged: Cell::new(0),
+            group: Cell::new(0),
+            home: Cell::new(0),
+            frames: [const { FrameSlot::empty() }; INLINE_FRAMES],
+        }
+    }
+
     /// This thread's token (see [`thread_token`]).
     #[inline(always)]
     pub(crate) fn token(&self) -> usize {
@@ -250,6 +263,13 @@ impl ThreadState {
             0 => self.assign_home_id(),
             id => id,
         }
+    }
+
+    /// Whether `home`, the home id a thread-bound actor recorded
+    /// (`ActorCell::bind_home`), is this thread's: the check on entry.
+    #[inline(always)]
+    pub(crate) fn is_home(&self, home: usize) -> bool {
+        home == self.home_id()
     }
 
     #[cold]
@@ -310,21 +330,24 @@ impl Drop for GroupMark {
     }
 }
 
+#[cfg(not(loom))]
 thread_local! {
-    static THREAD: ThreadState = const {
-        ThreadState {
-            len: Cell::new(0),
-            consuming: Cell::new(0),
-            pledged: Cell::new(0),
-            group: Cell::new(0),
-            home: Cell::new(0),
-            frames: [const { FrameSlot::empty() }; INLINE_FRAMES],
-        }
-    };
+    static THREAD: ThreadState = const { ThreadState::new() };
     /// Frames past `INLINE_FRAMES` (a chain that deep is rare). Holds at
     /// least `len - INLINE_FRAMES` entries; a pop only lowers `len`, and
     /// the next push past the array drops what lies above it.
     static SPILL: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
+}
+
+// Under loom, one per loom thread (loom runs its threads on one OS thread,
+// whose std thread-locals they would all share): each model thread has its
+// own chain, token, group mark, run-loop count and home id, as each OS
+// thread has, so the loom models run the runtime's per-thread code as is.
+// Loom's thread-locals take no `const` initialiser.
+#[cfg(loom)]
+crate::base::sync::thread_local! {
+    static THREAD: ThreadState = ThreadState::new();
+    static SPILL: RefCell<Vec<Frame>> = RefCell::new(Vec::new());
 }
 
 /// This thread's state, reached with one thread-local address computation.
@@ -344,7 +367,9 @@ pub(crate) fn this_thread() -> &'static ThreadState {
     // reference runs on this thread (`ThreadState` is `!Sync`, so the
     // reference is `!Send` and cannot be handed to another thread), hence
     // while the storage is live. The `'static` is "for as long as any code
-    // of this thread can observe it".
+    // of this thread can observe it". (Under loom, the slot is loom's, boxed
+    // for one loom thread and dropped when that thread's closure has
+    // returned: again, when none of its code can observe it.)
     unsafe { &*state }
 }
 

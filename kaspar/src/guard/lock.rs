@@ -34,7 +34,10 @@
 //! `actor::cell::Held` for a run loop's batch). The owner part of the word
 //! is changed only by the holder (acquire, release, hand-over, adopt) or,
 //! for a direct hand-off, by the releasing holder on the woken thread's
-//! behalf. The loom models in `tests/loom_lock.rs` check this protocol.
+//! behalf. The loom models in `tests/loom_lock.rs` check this protocol;
+//! `tests/loom_handover.rs`, `tests/loom_group_mark.rs` and
+//! `tests/loom_registry.rs` check the hand-over, a run loop's bump and the
+//! deadlock registry's view of them.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -286,6 +289,13 @@ impl ActorLock {
             // token, `HANDED_OVER`, as owner: exactly what `adopt` expects.
             self.park_acquire(HANDED_OVER);
         }
+    }
+
+    /// Whether the lock is held for a thread that has yet to adopt it
+    /// (for the loom models).
+    #[cfg(loom)]
+    pub(crate) fn is_handed_over(&self) -> bool {
+        self.owner() == HANDED_OVER
     }
 
     /// Takes over a lock acquired by [`hand_over`](Self::hand_over): the

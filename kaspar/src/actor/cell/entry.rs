@@ -4,7 +4,6 @@
 //! holds ([`ActorCell::enter_held`]), and the guards that end an entry.
 //! The protocol and the invariant it keeps are in the parent module's docs.
 
-use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::time::Instant;
 
@@ -12,7 +11,7 @@ use super::{ActorCell, Held, Refusal, TIMED, VACANT};
 use crate::actor::traits::{AccessMode, Actor, ActorConfig};
 use crate::base::ids::ClassId;
 use crate::base::stats::SharedCounters;
-use crate::base::sync::Ordering;
+use crate::base::sync::{Ordering, UnsafeCell};
 use crate::guard::chain::{self, CallChain, ChainGuard, CyclePolicy, GroupMark};
 use crate::guard::deadlock::{self, WaitOn};
 use crate::guard::lock::{ActorLock, Wait};
@@ -33,15 +32,16 @@ pub(crate) struct Entered<'a, A: Actor> {
 /// An `Exclusive` group member's `entered` mark: a plain `bool`, read and
 /// written only by the thread holding the member's lock (its group's),
 /// whose acquire and release order it between holders, so no atomic
-/// access is needed.
-pub(super) struct EnteredFlag(UnsafeCell<bool>);
+/// access is needed. (The cell is the `sync` shim's: under loom, loom's,
+/// so the models in `tests/loom_group_mark.rs` check that ordering.)
+pub(crate) struct EnteredFlag(UnsafeCell<bool>);
 
 // SAFETY: the flag is only reached through `get` and `set`, whose callers
 // hold the lock that serialises every access across threads.
 unsafe impl Sync for EnteredFlag {}
 
 impl EnteredFlag {
-    pub(super) fn new() -> Self {
+    pub(crate) fn new() -> Self {
         EnteredFlag(UnsafeCell::new(false))
     }
 
@@ -52,7 +52,7 @@ impl EnteredFlag {
     unsafe fn get(&self) -> bool {
         // SAFETY: the caller holds the lock, so no other thread accesses the
         // flag, and no reference to it outlives this read.
-        unsafe { *self.0.get() }
+        self.0.with(|on| unsafe { *on })
     }
 
     /// # Safety
@@ -61,14 +61,32 @@ impl EnteredFlag {
     #[inline(always)]
     unsafe fn set(&self, on: bool) {
         // SAFETY: as for `get`.
-        unsafe { *self.0.get() = on }
+        self.0.with_mut(|flag| unsafe { *flag = on })
+    }
+
+    /// Sets the mark for an entry, or fails if it is set already (the
+    /// member is running a handler further up this thread's stack).
+    ///
+    /// # Safety
+    ///
+    /// The calling thread holds the member's lock, until after the
+    /// returned mark is dropped.
+    #[inline(always)]
+    pub(crate) unsafe fn mark(&self) -> Result<EnteredMark<'_>, ()> {
+        // SAFETY: the caller holds the lock.
+        if unsafe { self.get() } {
+            return Err(());
+        }
+        // SAFETY: as above, until after the mark is dropped.
+        unsafe { self.set(true) };
+        Ok(EnteredMark(self, PhantomData))
     }
 }
 
 /// Clears an `Exclusive` group member's `entered` mark when its entry
 /// ends (also on unwind). Made only by a thread holding the member's lock,
 /// for an entry that ends before the lock is released; not `Send`.
-struct EnteredMark<'a>(&'a EnteredFlag, PhantomData<*const ()>);
+pub(crate) struct EnteredMark<'a>(&'a EnteredFlag, PhantomData<*const ()>);
 
 impl Drop for EnteredMark<'_> {
     #[inline(always)]
@@ -165,7 +183,7 @@ impl<A: Actor> ActorCell<A> {
         // own id here; any other sees 0 or another thread's id and is
         // refused. (A constant `false` for every other actor: the test
         // compiles away.)
-        if <A as ActorConfig>::THREAD_BOUND && self.home.load(Ordering::Relaxed) != t.home_id() {
+        if <A as ActorConfig>::THREAD_BOUND && !t.is_home(self.home.load(Ordering::Relaxed)) {
             return refused(Refusal::ThreadBound, carry);
         }
         let lock = self.lock_word();
@@ -329,13 +347,9 @@ impl<A: Actor> ActorCell<A> {
         if <A::Access as AccessMode>::REENTRANT || !self.lock.is_group() {
             return Ok(None);
         }
-        // SAFETY: the caller holds this member's lock.
-        if unsafe { self.entered.get() } {
-            return Err(());
-        }
-        // SAFETY: as above, until after the mark is dropped.
-        unsafe { self.entered.set(true) };
-        Ok(Some(EnteredMark(&self.entered, PhantomData)))
+        // SAFETY: the caller holds this member's lock, until after the
+        // mark is dropped.
+        unsafe { self.entered.mark() }.map(Some)
     }
 
     /// [`run_entered`](Self::run_entered) for an actor with some flag set:

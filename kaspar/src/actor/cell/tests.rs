@@ -215,3 +215,102 @@ fn entering_under_another_actors_hold_panics() {
     let held = a.hold();
     let _ = b.enter_held(&held, PING);
 }
+
+fn vacant() -> ActorCell<Counter> {
+    ActorCell::<Counter>::vacant(
+        Arc::new(ActorLock::new(false)),
+        CyclePolicy::Conservative,
+        Inbox::Own(Mailbox::new(MailboxKind::DEFAULT)),
+        Clock::System,
+        DeadLetters::new(),
+        Instance::detached(),
+    )
+}
+
+/// Rounds of the racing tests below (fewer under Miri, which is slow).
+const ROUNDS: usize = if cfg!(miri) { 3 } else { 200 };
+
+/// Issue 25, row 3: a prepared actor's address is public before it starts,
+/// so a synchronous caller may hold its lock for a moment (to be refused
+/// `NotStarted`) just as the spawner hands the lock over. The hand-over
+/// waits for it; the adopting thread then owns the lock, and the caller is
+/// refused until the state is in.
+#[test]
+fn a_hand_over_waits_for_a_momentary_holder_of_a_vacant_cell() {
+    for _ in 0..ROUNDS {
+        let cell = vacant();
+        let stop = crate::base::sync::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    let r = enter(&cell, PING, CyclePolicy::Conservative, Wait::Try, |_| ());
+                    assert!(matches!(refusal(r), "not started" | "busy" | "entered"));
+                }
+            });
+            cell.lock.hand_over();
+            // SAFETY: handed over just above for this thread, adopted once.
+            let held = unsafe { Held::adopt(&cell.lock) };
+            assert!(cell.lock.held_by(chain::thread_token()));
+            cell.fill(&held, Counter { seen: 0 });
+            drop(held);
+            stop.store(true, Ordering::Relaxed);
+        });
+        assert_eq!(cell.lock.owner(), 0);
+    }
+}
+
+/// Issue 25, row 4: a caller let in by a group thread's bump halts a
+/// member (its flag goes up); when the group thread has its lock back it
+/// no longer marks the group clean, so a call between members takes the
+/// checked path, which refuses the halted member.
+#[test]
+fn a_bump_sets_the_group_mark_afresh_from_the_members_flags() {
+    let lock = Arc::new(ActorLock::new(true));
+    let mut held = Held::acquire(&lock);
+    assert!(chain::this_thread().holds_group(&*lock), "clean: marked");
+    std::thread::scope(|s| {
+        let caller = s.spawn(|| {
+            let me = chain::thread_token();
+            lock.park_acquire(me);
+            // What halting a member does to the lock.
+            lock.member_flagged();
+            // SAFETY: acquired just above by this thread.
+            unsafe { lock.release(me) };
+        });
+        while !lock.has_parked() {
+            std::thread::yield_now();
+        }
+        let target = || crate::base::ids::Target::new(crate::base::ids::ActorId::GROUP, "G", None);
+        held.bump(target);
+        caller.join().unwrap();
+    });
+    assert!(
+        lock.held_by(chain::thread_token()),
+        "the bump took the lock back"
+    );
+    assert!(
+        !chain::this_thread().holds_group(&*lock),
+        "a member flagged while the lock was let go: the mark must not say clean"
+    );
+    drop(held);
+    assert_eq!(lock.owner(), 0);
+}
+
+/// Issue 25, row 1: a thread-bound actor's home is a number no later
+/// thread gets, even one whose thread-local storage (and so whose token)
+/// is the dead home thread's.
+#[test]
+fn home_ids_are_never_reused_by_later_threads() {
+    let mut seen = Vec::new();
+    for _ in 0..if cfg!(miri) { 4 } else { 64 } {
+        let id = std::thread::spawn(|| chain::this_thread().home_id())
+            .join()
+            .unwrap();
+        assert_ne!(id, 0);
+        assert!(!seen.contains(&id), "home id {id} given twice");
+        seen.push(id);
+    }
+    let here = chain::this_thread().home_id();
+    assert_eq!(here, chain::this_thread().home_id(), "stable on its thread");
+    assert!(!seen.contains(&here));
+}

@@ -66,11 +66,15 @@ mod tests {
     fn a_panicking_destructor_and_its_panicking_payloads_are_caught() {
         assert_eq!(drop_quietly(Bomb(0)), 0);
         assert_eq!(drop_quietly(Bomb(3)), 3);
-        assert_eq!(
-            drop_quietly(Bomb(100)),
-            MAX_DROP_PANICS,
-            "leaks past the bound"
-        );
+        // Past the bound the last payload is leaked on purpose, which Miri
+        // (rightly) reports as a leak: checked outside Miri only.
+        if !cfg!(miri) {
+            assert_eq!(
+                drop_quietly(Bomb(100)),
+                MAX_DROP_PANICS,
+                "leaks past the bound"
+            );
+        }
         assert_eq!(quietly(|| -> u8 { std::panic::panic_any(Bomb(2)) }), None);
         assert_eq!(quietly(|| 7), Some(7));
     }

@@ -6,9 +6,10 @@
 //! whose names contain it). This binary re-launches itself as the echo
 //! peer of each case (the environment variable [`ECHO`] names the case).
 //! Prints markdown and writes `target/kaspar-bench/remote.jsonl` (`table`
-//! "remote", `case` as in [`CASES`], `metric` `p50_ns` / `p99_ns`): the
-//! rows of the transports this run measured (the part of `case` before
-//! the `/`) are replaced, other transports' rows are kept.
+//! "remote", `case` as in [`CASES`], `metric` `p50_ns` / `p99_ns`, and
+//! the run's `machine`, `date`, `load` and `command`): the rows of the
+//! transports this run measured (the part of `case` before the `/`) are
+//! replaced, other transports' rows are kept.
 //!
 //! Per transport, up to three cases, each a layer more than the one before:
 //! `raw` (the engine's own API, as a hand-written client would use it),
@@ -376,10 +377,30 @@ fn write_json(rows: &[Row]) -> PathBuf {
             }
         }
     }
+    // Where this run's rows come from (machine, date, load, command): the
+    // file keeps other runs' rows, so each row says which run it is.
+    let features = [
+        ("aeron", cfg!(feature = "aeron")),
+        ("iceoryx2", cfg!(feature = "iceoryx2")),
+    ]
+    .iter()
+    .filter(|f| f.1)
+    .map(|f| f.0)
+    .collect::<Vec<_>>()
+    .join(",");
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let mut command = format!("cargo bench -p kaspar-remote --features {features} --bench remote");
+    if !args.is_empty() {
+        command = format!("{command} -- {}", args.join(" "));
+    }
+    let provenance = kaspar_suite::bench::Provenance::with_command(command).json_members();
     for (case, metric, value, unit) in rows {
         let _ = writeln!(
             out,
-            "{{\"table\":\"remote\",\"case\":\"{case}\",\"metric\":\"{metric}\",\"value\":{value},\"unit\":\"{unit}\"}}"
+            "{{\"table\":\"remote\",\"case\":\"{case}\",\"metric\":\"{metric}\",\"value\":{value},\"unit\":\"{unit}\"{provenance}}}"
         );
     }
     std::fs::write(&path, out).expect("write the bench JSON lines");

@@ -5,10 +5,13 @@
 //!
 //! * [`Machine`] (`machine.rs`): what the numbers were measured on;
 //! * [`JsonLines`] and [`bench_dir`] (`json_lines.rs`): the rows under
-//!   `target/kaspar-bench/`;
+//!   `target/kaspar-bench/`, each with its [`Provenance`] (machine, date,
+//!   load, command);
 //! * [`percentile`], [`median`], [`histogram`] (`stats.rs`);
-//! * [`svg`]: the one SVG chart writer; [`cdf`]: latency CDFs drawn
-//!   with it;
+//! * [`svg`]: the one SVG chart writer (lines and bars); [`cdf`]: latency
+//!   CDFs drawn with it, and their quantiles as rows;
+//! * [`figures`]: the book's figures, drawn from the rows (`cargo run
+//!   --release --bin figures`);
 //! * [`table5`], [`dispatch`] (Table 6), [`mailboxes`] (Table 7 and the
 //!   batching ping-pong), [`pool`]: the tables;
 //! * [`wait`]: ask latency and idle CPU by waiting strategy;
@@ -17,6 +20,7 @@
 
 pub mod cdf;
 pub mod dispatch;
+pub mod figures;
 mod json_lines;
 mod machine;
 pub mod mailboxes;
@@ -27,7 +31,7 @@ pub mod svg;
 pub mod table5;
 pub mod wait;
 
-pub use json_lines::{bench_dir, JsonLines};
+pub use json_lines::{bench_dir, command_line, utc_date, JsonLines, Provenance};
 pub use machine::Machine;
 pub use stats::{histogram, median, percentile};
 

@@ -93,11 +93,13 @@ pub fn machine() -> String {
 }
 
 /// Rows for `target/kaspar-bench/<table>.jsonl`, one JSON object per line
-/// with keys `table`, `case`, `metric`, `value`, `unit`, as the workspace's
-/// benches write them.
+/// with keys `table`, `case`, `metric`, `value`, `unit`, then where they
+/// were measured (`machine`, `date`, `load`, `command`), as the
+/// workspace's benches write them.
 pub struct JsonLines {
     table: &'static str,
     lines: String,
+    provenance: String,
 }
 
 impl JsonLines {
@@ -105,6 +107,7 @@ impl JsonLines {
         JsonLines {
             table,
             lines: String::new(),
+            provenance: provenance(),
         }
     }
 
@@ -115,7 +118,8 @@ impl JsonLines {
         let table = self.table;
         let _ = writeln!(
             self.lines,
-            "{{\"table\":\"{table}\",\"case\":\"{case}\",\"metric\":\"{metric}\",\"value\":{value},\"unit\":\"{unit}\"}}"
+            "{{\"table\":\"{table}\",\"case\":\"{case}\",\"metric\":\"{metric}\",\"value\":{value},\"unit\":\"{unit}\"{}}}",
+            self.provenance
         );
     }
 
@@ -129,4 +133,49 @@ impl JsonLines {
         std::fs::write(&path, &self.lines).expect("write the JSON lines");
         path
     }
+}
+
+/// The members every row ends with: the machine (cores, CPU model), the
+/// UTC date, the 1-minute load average and this run's command, as the
+/// suite's `Provenance` writes them.
+fn provenance() -> String {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into());
+    let days = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400) as i64;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut command = String::from("cargo run --release --manifest-path benches/peers/Cargo.toml");
+    if !args.is_empty() {
+        command.push_str(" -- ");
+        command.push_str(&args.join(" "));
+    }
+    let json = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+    format!(
+        ",\"machine\":\"{cores} cores, {}\",\"date\":\"{year:04}-{month:02}-{day:02}\",\"load\":\"{}\",\"command\":\"{}\"",
+        json(&cpu),
+        json(&load),
+        json(&command)
+    )
 }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use kaspar_suite::bench::JsonLines;
+use kaspar_suite::bench::{cdf, JsonLines};
 use kaspar_suite::tick_to_book::analysis::{
     ConfigReport, StreamStats, MIN_BUCKET, PEAK_WINDOW_NS, QLEN_ROWS,
 };
@@ -183,7 +183,9 @@ fn by_qlen(out: &mut String, c: &ConfigReport) {
     }
 }
 
-/// Adds the JSON rows: `case` = `<config>_<stream>`.
+/// Adds the JSON rows: `case` = `<config>_<stream>`, each stream's CDF
+/// included (`metric` `cdf@<fraction>`, for `cargo run --release --bin
+/// figures`).
 pub fn json(configs: &[ConfigReport], rows: &mut JsonLines) {
     for c in configs {
         for s in &c.streams {
@@ -207,6 +209,7 @@ pub fn json(configs: &[ConfigReport], rows: &mut JsonLines) {
             if let Some(f) = s.empty_queue {
                 put("empty_queue_fraction", f, "fraction");
             }
+            cdf::record(rows, "tick_to_book", &case, &cdf::from_sorted(&s.sorted));
         }
     }
 }

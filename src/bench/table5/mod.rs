@@ -257,12 +257,14 @@ pub fn print(t: &Table5) {
     );
 }
 
-/// The JSON lines of Table 5.
+/// The JSON lines of Table 5, each row's CDF included (its
+/// [`cdf::quantiles`](super::cdf::quantiles), `metric` `cdf@<fraction>`).
 pub fn record(t: &Table5, json: &mut JsonLines) {
     for r in &t.rows {
         json.record("table5", r.case, "p50_ns", r.p50_ns, "ns");
         json.record("table5", r.case, "p99_ns", r.p99_ns, "ns");
         json.record("table5", r.case, "amortized_ns", r.amortized_ns, "ns");
+        super::cdf::record(json, "table5", r.case, &super::cdf::from_histogram(&r.hist));
     }
     json.record("table5", "direct_call", "ns_per_op", t.direct_call_ns, "ns");
     json.record(

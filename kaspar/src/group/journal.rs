@@ -167,7 +167,7 @@ impl Writer {
 }
 
 impl TimerRecorder for Recorder {
-    fn timer_fired(&self, push: &mut dyn FnMut()) {
+    fn timer_fired(&self, push: &mut dyn FnMut() -> bool) {
         let mut out = self.out.lock();
         if out.closed {
             drop(out);
@@ -175,7 +175,11 @@ impl TimerRecorder for Recorder {
             return;
         }
         let at = self.clock.now();
-        push();
+        if !push() {
+            // Nothing was queued (no room: the timer queue retries it, and
+            // that firing is recorded when it queues).
+            return;
+        }
         out.buf.clear();
         // A failed write is kept and reported by the next `feed` or
         // `flush`: the timer thread has no one to report it to.

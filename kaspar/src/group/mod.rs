@@ -130,9 +130,10 @@ impl fmt::Debug for GroupTap {
 
 /// Records timer firings (a journal).
 pub(crate) trait TimerRecorder: Send + Sync {
-    /// Runs `push` (the firing) and records it, as one step with respect
-    /// to the recorder's other records.
-    fn timer_fired(&self, push: &mut dyn FnMut());
+    /// Runs `push` (the firing) and, if it queued the message (`push`
+    /// returns `true`), records it, as one step with respect to the
+    /// recorder's other records.
+    fn timer_fired(&self, push: &mut dyn FnMut() -> bool);
 }
 
 impl GroupTap {
@@ -152,11 +153,13 @@ impl GroupTap {
         }
     }
 
-    fn fire(&self, push: &mut dyn FnMut()) {
+    fn fire(&self, push: &mut dyn FnMut() -> bool) {
         let recorder = self.recorder.lock().clone();
         match recorder {
             Some(r) => r.timer_fired(push),
-            None => push(),
+            None => {
+                push();
+            }
         }
     }
 }
@@ -194,28 +197,20 @@ impl<G: GroupSpec, A: Actor> GroupSink<A::Msg> for MemberSink<G, A> {
     }
 
     /// Never waits for room: a full group queue hands the message back as
-    /// `Full` (the timer queue retries it). A journal records every firing
-    /// its tap runs, so the firing first looks whether the queue is full,
-    /// and a full one records nothing. In a recorded group, a firing that
-    /// then loses the queue's last slot to another sender (a narrow race)
-    /// pushes as a `send` does, waiting for room with `WhenFull::Wait`, so
-    /// that its record stands for a message really queued.
+    /// `Full` (the timer queue retries it). A journal records a firing
+    /// only if it queued, under the journal's lock, so a record always
+    /// stands for a message really queued and a full queue records
+    /// nothing.
     fn push_timer(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
-        use crate::mailbox::inbox::{looks_full, push_now};
-        if looks_full(&self.core.mailbox) {
-            return Err(SendError::full(msg));
-        }
+        use crate::mailbox::inbox::push_now;
         let mut msg = Some(msg);
         let mut pushed = None;
         self.core.tap.fire(&mut || {
             let m = msg.take().expect("a timer fires once per firing");
-            let queued = match push_now(&self.core.mailbox, (self.wrap)(m)) {
-                Err(SendError::Full { msg: m, .. }) if self.core.tap.recorder.lock().is_some() => {
-                    self.core.mailbox.push(m)
-                }
-                other => other,
-            };
+            let queued = push_now(&self.core.mailbox, (self.wrap)(m));
+            let ok = queued.is_ok();
             pushed = Some(queued.map_err(|e| e.map(self.unwrap)));
+            ok
         });
         pushed.expect("the tap ran the push")
     }

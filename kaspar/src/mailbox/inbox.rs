@@ -112,12 +112,3 @@ pub(crate) fn push_now<M>(mailbox: &Mailbox<M>, msg: M) -> Result<usize, SendErr
         other => other.push(msg),
     }
 }
-
-/// Whether `mailbox` is full right now (a snapshot: only a bounded
-/// `LockFree` one ever is).
-pub(crate) fn looks_full<M>(mailbox: &Mailbox<M>) -> bool {
-    match mailbox {
-        Mailbox::LockFree(q) => q.len() >= q.capacity(),
-        _ => false,
-    }
-}

@@ -2,13 +2,16 @@
 //! back. Identities ([`ids`]), per-actor counters ([`stats`]) and handler
 //! service times ([`latency`]), time as handlers see it ([`clock`],
 //! [`timer`]), the synchronisation shim ([`sync`]) that swaps in loom's
-//! primitives under `cfg(loom)`, and the bounded spin-then-yield every
-//! waiter uses before it sleeps ([`backoff`]).
+//! primitives under `cfg(loom)`, the bounded spin-then-yield every
+//! waiter uses before it sleeps ([`backoff`]), and the way user code and
+//! user values are run and dropped where an unwind must not escape
+//! ([`quiet`]).
 
 pub(crate) mod backoff;
 pub(crate) mod clock;
 pub(crate) mod ids;
 pub(crate) mod latency;
+pub(crate) mod quiet;
 pub(crate) mod stats;
 pub(crate) mod sync;
 pub(crate) mod timer;

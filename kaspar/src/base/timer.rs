@@ -47,6 +47,7 @@ use std::time::Duration;
 use crate::base::sync::{Condvar, Mutex};
 
 use crate::base::clock::{Clock, Time};
+use crate::base::quiet::{drop_quietly, quietly};
 
 /// Identifies a scheduled timer, for [`Ctx::cancel`](crate::Ctx::cancel).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -335,7 +336,11 @@ impl TimerQueue {
             },
         );
         drop(st);
-        let fired = (entry.fire)();
+        // The closure queues a user message (or drops one for a target
+        // that is gone): a panicking destructor must not end the thread
+        // that fires every timer of the process. Such a firing counts as
+        // gone.
+        let fired = quietly(|| (entry.fire)()).unwrap_or(Fired::Gone);
         let mut st = self.state.lock();
         let cancelled = st.firing.remove(&id).is_some_and(|f| f.cancelled);
         let queue = entry.queue;
@@ -383,7 +388,8 @@ impl TimerQueue {
             }
         }
         drop(st);
-        drop(ended);
+        // Its closure, and any message it kept, are the user's.
+        drop_quietly(ended);
         true
     }
 

@@ -28,4 +28,11 @@ pub mod tick_to_book;
 mod guide {
     #[doc = include_str!("../book/src/remote.md")]
     pub mod remote {}
+
+    // Likewise the chapter on metrics, whose samples need kaspar's
+    // `metrics` feature and the Prometheus exporter: compiled with this
+    // package's `metrics` feature only (`bash .ci/steps/metrics.sh`).
+    #[cfg(feature = "metrics")]
+    #[doc = include_str!("../book/src/observing.md")]
+    pub mod observing {}
 }

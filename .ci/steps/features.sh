@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# The runtime with and without its optional `journal` feature. The root
-# package depends on kaspar with `journal` on, so every `--workspace` build
-# (clippy, rustdoc, the tests) unifies it in and never compiles kaspar
-# without it. Selecting only `-p kaspar` does (resolver 2 unifies features
-# across the selected packages only); the step checks that with cargo tree
-# before it trusts it.
+# The runtime with and without its optional features, `journal` and
+# `metrics`. The root package depends on kaspar with `journal` on, so every
+# `--workspace` build (clippy, rustdoc, the tests) unifies it in and never
+# compiles kaspar without it. Selecting only `-p kaspar` does (resolver 2
+# unifies features across the selected packages only); the step checks that
+# with cargo tree before it trusts it. `metrics` is the other way round:
+# off in every default build (the root package turns it on only through its
+# own opt-in `metrics` feature), so the default builds are the ones without
+# it, and `--all-features` here is the one with it (its tests:
+# .ci/steps/metrics.sh).
 #
 # clippy rather than check, with -D warnings: code that only the journal
 # uses shows up as dead code without the feature, and that is a warning.
@@ -29,9 +33,28 @@ case " $all " in
     *" journal "*) ;;
     *) echo "features: --all-features does not turn journal on" >&2; exit 1 ;;
 esac
+case " $off " in
+    *" metrics "*)
+        echo "features: metrics is on without being asked for" >&2
+        exit 1 ;;
+esac
+case " $all " in
+    *" metrics "*) ;;
+    *) echo "features: --all-features does not turn metrics on" >&2; exit 1 ;;
+esac
+# The default workspace build (the README's `cargo test --workspace`) must
+# not turn metrics on either: no dev-dependency may unify it in.
+default=$(cargo tree --workspace -e features -i kaspar --prefix none \
+    | sed -n 's/^kaspar feature "\([^"]*\)".*/\1/p' | sort -u | tr '\n' ' ')
+echo "features: --workspace (the default build): [ $default]"
+case " $default " in
+    *" metrics "*)
+        echo "features: the default workspace build compiles kaspar with metrics" >&2
+        exit 1 ;;
+esac
 
 cargo clippy -p kaspar --no-default-features --all-targets -- -D warnings
 cargo clippy -p kaspar --all-features --all-targets -- -D warnings
 cargo test -p kaspar --no-default-features --lib
 RUSTDOCFLAGS="-D warnings" cargo doc -p kaspar --no-default-features --no-deps --quiet
-echo "features: kaspar builds, lints clean and passes its unit tests without journal"
+echo "features: kaspar builds, lints clean and passes its unit tests without journal and metrics"

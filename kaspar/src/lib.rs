@@ -56,7 +56,9 @@
 //! * [`mailbox`]: the five queues and how to choose; [`pool`]: `Pooled<T>`.
 //! * [`Addr::stats`] and [`Addr::latency`]: an actor's counters, and its
 //!   handlers' service times per message class (when spawned with
-//!   [`Spawn::record_latency`]).
+//!   [`Spawn::record_latency`]). With the `metrics` feature,
+//!   `System::publish_metrics` and `System::metrics_every` publish every
+//!   actor's through the `metrics` facade, to any of its exporters.
 //! * [`Supervision`] and [`DeadLetters`]: what happens after a panic, and
 //!   where undeliverable messages go. [`Placement`]: CPU affinity and
 //!   `SCHED_FIFO` for actor threads.
@@ -140,6 +142,8 @@ mod guide {
         prior_art = "prior-art.md";
         // remote.md needs kaspar-remote, which depends on this crate: its
         // samples are compiled by the root package (src/lib.rs) instead.
+        // So are observing.md's, which need the Prometheus exporter (with
+        // the root package's `metrics` feature).
     }
 }
 
@@ -172,6 +176,10 @@ pub use system::placement::{Placement, PlacementOutcome};
 pub use system::prepare::Prepared;
 pub use system::spawn::Spawn;
 pub use system::{ShutdownReport, System, SystemConfig};
+
+/// The collector thread of [`System::metrics_every`] (feature `metrics`).
+#[cfg(feature = "metrics")]
+pub use system::metrics::MetricsHandle;
 
 /// Journal a live group's inputs and replay them in a [`Simulation`]
 /// (feature `journal`).

@@ -2,7 +2,8 @@
 //! context a handler receives ([`ctx`]), the shared cell that owns the state
 //! and its entry protocol ([`cell`]), the address users hold ([`addr`]), and
 //! supervision's and dead letters' mechanics on a cell ([`restart`],
-//! [`letters`]).
+//! [`letters`]), and, with the `metrics` feature, what a system's metrics
+//! collector reads of a cell (`observe`).
 //!
 //! The one import cycle inside this folder is `traits` <-> `ctx`: the
 //! handler signature in `Actor`/`Handler` names `Ctx<A>`, and `Ctx<A>` is
@@ -14,5 +15,7 @@ pub(crate) mod cell;
 pub(crate) mod ctx;
 pub(crate) mod instance;
 pub(crate) mod letters;
+#[cfg(feature = "metrics")]
+pub(crate) mod observe;
 pub(crate) mod restart;
 pub(crate) mod traits;

@@ -50,6 +50,8 @@ use std::sync::Arc;
 use crate::actor::addr::Addr;
 use crate::actor::cell::{ActorCell, Held, STOPPED};
 use crate::actor::instance::Instance;
+#[cfg(feature = "metrics")]
+use crate::actor::observe::Observed;
 use crate::actor::traits::Actor;
 use crate::base::clock::Clock;
 use crate::base::ids::Target;
@@ -108,6 +110,11 @@ pub(crate) struct GroupCore<G: GroupSpec> {
     /// What every member's cell knows of itself (a clone of each one's):
     /// naming it names every member ([`name_members`]).
     instance: Instance,
+    /// The members as the system's metrics collector reads them, held
+    /// weakly; taken by the system that spawns the group
+    /// ([`take_observed`]).
+    #[cfg(feature = "metrics")]
+    observed: crate::base::sync::Mutex<Vec<std::sync::Weak<dyn Observed>>>,
 }
 
 type LatencySwitch = Box<dyn Fn() + Send + Sync>;
@@ -218,6 +225,11 @@ impl<G: GroupSpec, A: Actor> GroupSink<A::Msg> for MemberSink<G, A> {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+
+    #[cfg(feature = "metrics")]
+    fn len(&self) -> usize {
+        self.core.mailbox.len()
+    }
 }
 
 /// Creates member cells while a group is built. Used by `#[group]` code.
@@ -262,6 +274,11 @@ impl<G: GroupSpec> GroupBuilder<'_, G> {
             self.dead.clone(),
             self.instance.clone(),
         ));
+        #[cfg(feature = "metrics")]
+        self.core
+            .observed
+            .lock()
+            .push(crate::actor::observe::observed(&cell));
         let member = Arc::downgrade(&cell);
         self.core.timing.lock().push(Box::new(move || {
             if let Some(cell) = member.upgrade() {
@@ -340,6 +357,8 @@ pub(crate) fn reserve<G: GroupSpec>(
         tap: GroupTap::default(),
         timing: Default::default(),
         instance: instance.clone(),
+        #[cfg(feature = "metrics")]
+        observed: Default::default(),
     });
     let lock = Arc::new(ActorLock::new(true));
     let mut builder = GroupBuilder {
@@ -352,6 +371,15 @@ pub(crate) fn reserve<G: GroupSpec>(
     };
     let spec = G::reserve(&mut builder);
     (spec, core, lock)
+}
+
+/// The group's members as the system's metrics collector reads them, for
+/// the system that spawns the group to register (once: they are taken).
+#[cfg(feature = "metrics")]
+pub(crate) fn take_observed<G: GroupSpec>(
+    core: &GroupCore<G>,
+) -> Vec<std::sync::Weak<dyn Observed>> {
+    std::mem::take(&mut *core.observed.lock())
 }
 
 /// Gives the members their states and runs their `started` hooks, on the

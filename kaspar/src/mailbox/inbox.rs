@@ -28,6 +28,10 @@ pub(crate) trait GroupSink<M>: Send + Sync {
     fn push_timer(&self, msg: M) -> Result<usize, SendError<M>>;
     /// The sink itself, for the group layer to recognise its own.
     fn as_any(&self) -> &dyn std::any::Any;
+    /// Messages queued in the group's queue now, every member's (a
+    /// snapshot, for the metrics collector).
+    #[cfg(feature = "metrics")]
+    fn len(&self) -> usize;
 }
 
 // The mailbox stays inline: boxing it would add a pointer chase to every
@@ -90,6 +94,16 @@ impl<M> Inbox<M> {
         match self {
             Inbox::Own(mailbox) => mailbox.close(),
             Inbox::Group { closed, .. } => closed.store(true, Ordering::Release),
+        }
+    }
+
+    /// Messages queued now (a snapshot, for the metrics collector): in the
+    /// actor's own mailbox, or in its group's queue, every member's.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Inbox::Own(mailbox) => mailbox.len(),
+            Inbox::Group { sink, .. } => sink.len(),
         }
     }
 

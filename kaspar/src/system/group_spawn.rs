@@ -37,6 +37,10 @@ fn reserve<G: GroupSpec>(
         &system.dead,
         instance_of(system, name),
     );
+    #[cfg(feature = "metrics")]
+    for member in group::take_observed(&core) {
+        system.observed.add(member);
+    }
     Parts { spec, core, lock }
 }
 

@@ -9,6 +9,8 @@
 
 pub(crate) mod ctx_spawn;
 pub(crate) mod group_spawn;
+#[cfg(feature = "metrics")]
+pub(crate) mod metrics;
 pub(crate) mod placement;
 pub(crate) mod prepare;
 pub(crate) mod spawn;
@@ -21,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::base::sync::{Condvar, Mutex};
 
+use crate::actor::cell::ActorCell;
 use crate::actor::traits::Actor;
 use crate::base::clock::Clock;
 use crate::base::ids::Target;
@@ -77,6 +80,12 @@ pub(crate) struct SystemInner {
     gave_up: AtomicBool,
     running: Mutex<Vec<Running>>,
     pub(crate) dead: DeadLetters,
+    /// Every actor's cell, held weakly, for the metrics collector.
+    #[cfg(feature = "metrics")]
+    pub(crate) observed: self::metrics::Registry,
+    /// The collector threads, told to stop when the system goes.
+    #[cfg(feature = "metrics")]
+    pub(crate) collectors: self::metrics::Collectors,
 }
 
 impl SystemInner {
@@ -90,7 +99,21 @@ impl SystemInner {
             gave_up: AtomicBool::new(false),
             running: Mutex::new(Vec::new()),
             dead: DeadLetters::new(),
+            #[cfg(feature = "metrics")]
+            observed: Default::default(),
+            #[cfg(feature = "metrics")]
+            collectors: Default::default(),
         }
+    }
+
+    /// Lets the metrics collector read `cell` (feature `metrics`; without
+    /// it, nothing). Where each cell is made, once.
+    #[inline]
+    pub(crate) fn observe<A: Actor>(&self, cell: &Arc<ActorCell<A>>) {
+        #[cfg(feature = "metrics")]
+        self.observed.add(crate::actor::observe::observed(cell));
+        #[cfg(not(feature = "metrics"))]
+        let _ = cell;
     }
 
     /// Registers a started thread. If the system is shutting down or shut
@@ -187,6 +210,10 @@ impl System {
                 gave_up: AtomicBool::new(false),
                 running: Mutex::new(Vec::new()),
                 dead: DeadLetters::new(),
+                #[cfg(feature = "metrics")]
+                observed: Default::default(),
+                #[cfg(feature = "metrics")]
+                collectors: Default::default(),
             }),
         }
     }

@@ -92,6 +92,7 @@ impl<'s, A: Actor> Prepared<'s, A> {
     pub(crate) fn new(system: &'s System, mailbox: MailboxKind) -> Self {
         let policy = A::POLICY.unwrap_or(system.config().policy);
         let cell = Arc::new(vacant_cell(&system.inner, mailbox, policy, None));
+        system.inner.observe(&cell);
         let pledge = Pledge::new(cell.lock(), chain::thread_token());
         Prepared {
             system,

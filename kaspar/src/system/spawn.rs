@@ -313,13 +313,18 @@ impl<'s, A: Actor> Spawn<'s, A> {
 
     fn launch(self) -> (Addr<A>, mpsc::Receiver<PlacementOutcome>) {
         let cell = match self.prepared {
+            // Observed since it was prepared.
             Some(cell) => cell,
-            None => Arc::new(vacant_cell(
-                &self.system,
-                self.mailbox,
-                self.policy,
-                self.name,
-            )),
+            None => {
+                let cell = Arc::new(vacant_cell(
+                    &self.system,
+                    self.mailbox,
+                    self.policy,
+                    self.name,
+                ));
+                self.system.observe(&cell);
+                cell
+            }
         };
         if self.latency {
             cell.record_latency();

@@ -81,10 +81,13 @@ fn one_recipient_list_reaches_actors_of_different_types_every_way() {
         s.fast_send_with_policy(CyclePolicy::Conservative, Quote(6))
             .unwrap();
         assert_eq!(s.fast_send_void(Quote(7)).unwrap(), Delivered::Inline);
-        s.send(Quote(8)).unwrap();
     }
-    // an ask queues behind the sends: once answered, every quote was seen
+    // Queued last: a queued message keeps its group's thread (and lock)
+    // busy for a moment, which a `fast_send_x` or an inline
+    // `fast_send_void` to the next member above would find `Busy`.
     for s in &all {
+        s.send(Quote(8)).unwrap();
+        // the ask queues behind the send: once answered, both were seen
         assert!(s.ask(Quote(9)).unwrap().wait().is_ok());
     }
     let seen = seen.lock().unwrap();

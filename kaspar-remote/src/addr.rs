@@ -194,7 +194,7 @@ impl<A: RemoteActor> RemoteAddr<A> {
             msg,
             Complete::Call(Box::new(move |outcome: Outcome<'_>| {
                 if let Outcome::Reply(body) = outcome {
-                    if let Ok(reply) = postcard::from_bytes::<<A as Handler<M>>::Reply>(body) {
+                    if let Ok(reply) = body.decode::<<A as Handler<M>>::Reply>() {
                         let _ = reply_to.send(reply);
                     }
                 }

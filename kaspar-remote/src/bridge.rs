@@ -1,7 +1,15 @@
 //! The bridge thread: one per node, it takes frames from the node's inbox
 //! and delivers them: messages into local actors, replies to the asks
 //! waiting for them, hellos answered. It also does the node's periodic
-//! work (lost links, ask deadlines). While idle it waits as the node's
+//! work (lost links, ask deadlines).
+//!
+//! Nothing a frame says makes it wait: the link back to a hello's sender
+//! is opened off it ([`connect_back`](crate::connect_back)), every number
+//! a peer chose is checked before it is counted with, and a panic while
+//! one frame is handled is caught, counted and the frame dropped
+//! ([`Inbox::poll`](crate::inbox::Inbox::poll)).
+//!
+//! While idle it waits as the node's
 //! [`IdleStrategy`](crate::IdleStrategy) says: by default it spins, yields,
 //! then sleeps in short naps, so an idle node costs next to nothing and
 //! never blocks for long; with `Spin` it never sleeps. After a poll that
@@ -10,11 +18,13 @@
 
 use std::borrow::Cow;
 use std::collections::hash_map::Entry;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::Gap;
+use crate::connect_back::Parked;
 use crate::control::Hello;
 use crate::error::Refused;
 use crate::frame::{Frame, Header, Kind};
@@ -25,7 +35,8 @@ use crate::link::LinkRx;
 use crate::peer::Peer;
 use crate::pending::Outcome;
 use crate::policy::{Idle, IdleStrategy};
-use crate::shared::{Counters, Shared};
+use crate::shared::{Counters, ExportSlot, Shared};
+use crate::wire::decode_exact;
 use parking_lot::Mutex;
 
 /// How often the periodic work runs.
@@ -51,6 +62,7 @@ pub(crate) fn run<R: LinkRx>(inbox: &Mutex<Inbox<R>>, shared: Arc<Shared>, stop:
     let batch = shared.config.poll_batch.max(1);
     while !stop.load(Ordering::Acquire) {
         let (polled, answered) = match inbox.try_lock() {
+            // (A frame's handling catches its own panics: see `Inbox::poll`.)
             Some(mut inbox) => inbox.poll(&shared, batch),
             None => (Ok(0), false),
         };
@@ -77,13 +89,34 @@ pub(crate) fn run<R: LinkRx>(inbox: &Mutex<Inbox<R>>, shared: Arc<Shared>, stop:
         }
         let now = Instant::now();
         if now >= next_tick {
-            shared.tick(now);
+            // Hellos whose link back is now open (or failed) are answered
+            // here, not on every poll: within a tick of their connect, or
+            // once a thread in a polling wait lets go of the inbox.
+            if shared.connect_back.has_landed() {
+                if let Some(mut inbox) = inbox.try_lock() {
+                    inbox.land(&shared);
+                }
+            }
+            // The periodic work runs watchers and completes asks: a panic
+            // there is counted, and the next tick runs as usual.
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| shared.tick(now))) {
+                shared.caught(payload);
+            }
             next_tick = now + TICK;
         }
     }
 }
 
 impl Shared {
+    /// Counts a panic caught on a thread that polls the inbox, and drops
+    /// its payload (whose own drop may panic: then it is leaked).
+    pub(crate) fn caught(&self, payload: Box<dyn std::any::Any + Send>) {
+        Counters::bump(&self.counters.panics, 1);
+        if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+            std::mem::forget(again);
+        }
+    }
+
     /// One frame from the inbox; returns whether it answered an ask that
     /// a thread of this process waits for.
     pub(crate) fn on_frame(
@@ -109,11 +142,16 @@ impl Shared {
         match h.kind {
             Kind::Hello => self.on_hello(sessions, &h, frame.body),
             Kind::Welcome | Kind::Reply | Kind::Error => {
-                return self
-                    .pending
-                    .complete(h.correlation, Outcome::of_frame(h.kind, frame.body));
+                let outcome = Outcome::of_frame(h.kind, frame.body, &self.counters.trailing);
+                return self.pending.complete(h.correlation, outcome);
             }
             Kind::Tell | Kind::Ask => self.on_message(&h, frame.body, back),
+            // A goodbye's body is `()`, which is no bytes: one with bytes
+            // is not a goodbye, and its session stays.
+            Kind::Bye if !frame.body.is_empty() => {
+                Counters::bump(&self.counters.trailing, 1);
+                Counters::bump(&self.counters.rejected, 1);
+            }
             Kind::Bye => {
                 sessions.remove(&h.session);
             }
@@ -122,19 +160,26 @@ impl Shared {
     }
 
     /// Checks the frame's sequence number against its session: `None`
-    /// for a frame from the past, a duplicate (dropped: at most once);
-    /// otherwise the link back to the sender when the frame is an ask and
-    /// the session has said hello. A jump forward is a gap, reported.
+    /// for a frame from the past, a duplicate (dropped: at most once), or
+    /// numbered `u64::MAX` (rejected: no sender gets there, and it would
+    /// leave no number for the next frame); otherwise the link back to
+    /// the sender when the frame is an ask and the session has said
+    /// hello (and its link back is open). A jump forward is a gap,
+    /// reported.
     fn in_sequence<'s>(
         &self,
         sessions: &'s mut IdMap<SessionIn>,
         h: &Header,
     ) -> Option<Option<&'s Arc<Peer>>> {
+        let Some(next) = h.seq.checked_add(1) else {
+            Counters::bump(&self.counters.rejected, 1);
+            return None;
+        };
         let (missed, back) = {
             match sessions.entry(h.session) {
                 Entry::Vacant(v) => {
                     v.insert(SessionIn {
-                        expected: h.seq + 1,
+                        expected: next,
                         reply: None,
                     });
                     (h.seq, None)
@@ -145,8 +190,9 @@ impl Shared {
                         Counters::bump(&self.counters.duplicates, 1);
                         return None;
                     }
+                    // Not below `expected`, just checked.
                     let missed = h.seq - s.expected;
-                    s.expected = h.seq + 1;
+                    s.expected = next;
                     let back = if h.kind == Kind::Ask {
                         s.reply.as_ref()
                     } else {
@@ -167,16 +213,54 @@ impl Shared {
         Some(back)
     }
 
+    /// A hello: answered now if this node has a live link to its sender;
+    /// otherwise the link is opened off this thread and the hello parked
+    /// until it is (see [`connect_back`](crate::connect_back)), or
+    /// dropped and counted when that cannot be queued.
     fn on_hello(&self, sessions: &mut IdMap<SessionIn>, h: &Header, body: &[u8]) {
-        let Ok(hello) = postcard::from_bytes::<Hello>(body) else {
-            Counters::bump(&self.counters.rejected, 1);
-            return;
+        let hello = match decode_exact::<Hello>(body) {
+            Ok(hello) => hello,
+            Err(e) => {
+                if e.is_trailing() {
+                    Counters::bump(&self.counters.trailing, 1);
+                }
+                Counters::bump(&self.counters.rejected, 1);
+                return;
+            }
         };
-        let Ok((back, _)) = self.peer(&hello.from) else {
-            // No way to answer; the asker's lookup times out.
-            Counters::bump(&self.counters.refused, 1);
-            return;
-        };
+        if let Some(back) = self.live_peer(&hello.from) {
+            return self.answer_hello(sessions, h, &hello, &back);
+        }
+        if !self.connect_back.park(self, *h, hello, body.len()) {
+            Counters::bump(&self.counters.hellos_dropped, 1);
+        }
+    }
+
+    /// Answers the parked hellos whose link back has been opened, or
+    /// could not be.
+    pub(crate) fn on_landed(
+        &self,
+        sessions: &mut IdMap<SessionIn>,
+        landed: Vec<(Parked, Option<Arc<Peer>>)>,
+    ) {
+        for (p, link) in landed {
+            match link {
+                Some(back) => self.answer_hello(sessions, &p.header, &p.hello, &back),
+                // No way to answer; the asker's lookup times out.
+                None => Counters::bump(&self.counters.refused, 1),
+            }
+        }
+    }
+
+    /// Answers a hello over `back`, the link to its sender, which its
+    /// session's asks are answered over from now on.
+    fn answer_hello(
+        &self,
+        sessions: &mut IdMap<SessionIn>,
+        h: &Header,
+        hello: &Hello,
+        back: &Arc<Peer>,
+    ) {
         let previous = {
             if let Some(s) = sessions.get_mut(&h.session) {
                 s.reply = Some(back.clone());
@@ -201,7 +285,7 @@ impl Shared {
         }
         let verdict = {
             let exports = self.exports.read();
-            match exports.get(h.target as usize).and_then(Option::as_ref) {
+            match export_at(&exports, h.target) {
                 Some(e) if e.name == hello.export => {
                     if e.actor == hello.actor && e.schema == hello.schema {
                         Ok(())
@@ -241,7 +325,7 @@ impl Shared {
             None
         };
         let exports = self.exports.read();
-        let Some(export) = exports.get(h.target as usize).and_then(Option::as_ref) else {
+        let Some(export) = export_at(&exports, h.target) else {
             if let Some(r) = reply {
                 r.refuse(&Refused::UnknownTarget(h.target));
             }
@@ -254,9 +338,16 @@ impl Shared {
             reply,
             fast: false,
             wait: self.config.inbound_wait,
+            trailing: Some(&self.counters.trailing),
         };
         if (export.deliver)(inbound).is_err() {
             Counters::bump(&self.counters.refused, 1);
         }
     }
+}
+
+/// The export in slot `target`, if there is one.
+fn export_at(exports: &[Option<ExportSlot>], target: u32) -> Option<&ExportSlot> {
+    let slot = usize::try_from(target).ok()?;
+    exports.get(slot).and_then(Option::as_ref)
 }

@@ -124,21 +124,47 @@ pub struct Gap {
 pub struct NodeStats {
     /// Frames taken from the inbox.
     pub frames_in: u64,
-    /// Frames that were not frames (bad header, body that does not decode
-    /// as a control message).
+    /// Frames that were not frames (bad header, a sequence number of
+    /// `u64::MAX`, which no sender reaches, a body that does not decode as
+    /// a control message or has bytes left after it).
     pub rejected: u64,
-    /// Inbound messages not delivered (unknown export or message, full or
-    /// stopped actor, ask on an unknown session).
+    /// Inbound messages not delivered (unknown export or message, a body
+    /// that does not decode or has bytes left after the message, full or
+    /// stopped actor, an ask on a session with no link back: one that
+    /// never said hello, or whose hello is still waiting for that link),
+    /// and hellos whose sender could not be connected back to.
     pub refused: u64,
     /// Frames dropped as duplicates (at-most-once).
     pub duplicates: u64,
-    /// Frames known lost: the sum of the [`Gap`]s.
+    /// Frames known lost: the sum of the [`Gap`]s (saturating at
+    /// `u64::MAX`: a forged sequence number can claim any gap).
     pub missed: u64,
     /// Outbound messages that could not be framed (see
     /// [`RemoteAddr::send`](crate::RemoteAddr::send)).
     pub unsendable: u64,
     /// Links found lost.
     pub peers_lost: u64,
+    /// Hellos dropped unanswered because the link back to their sender
+    /// could not even be queued. A node opens such a link off its
+    /// receiving thread, so that a hello naming an endpoint nobody
+    /// listens on cannot hold that thread for the connect timeout: at
+    /// most 4 at once and 16 queued, one per endpoint, none for a second
+    /// after one to the endpoint failed, and at most 64 hellos waiting
+    /// for theirs. A hello past those bounds is dropped; its sender's
+    /// lookup times out, and may be retried.
+    pub hellos_dropped: u64,
+    /// Panics caught on the thread polling the node's inbox while it
+    /// handled a frame (an [`Export::fed_by`] feed that panicked, say) or
+    /// did its periodic work: the frame was dropped, and the thread read
+    /// on.
+    pub panics: u64,
+    /// Frames refused because their body had bytes left after the value
+    /// it carries (a valid message followed by garbage), counted also in
+    /// `rejected` (a control body) or `refused` (a message). A message for
+    /// an export fed through [`Export::fed_by`] is decoded later, by its
+    /// route's [`deliver_input`](crate::deliver_input), which refuses it
+    /// without counting it here.
+    pub trailing: u64,
     /// Remote asks waiting for their reply.
     pub pending: usize,
 }

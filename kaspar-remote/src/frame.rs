@@ -16,8 +16,9 @@
 //!
 //! All integers are little-endian. [`Frame::parse`] checks every field it
 //! can without knowing the body's type and never panics; the body is
-//! decoded by whoever knows its type, and a body that does not decode is an
-//! error too ([`Refused::Decode`](crate::Refused::Decode)).
+//! decoded by whoever knows its type, and a body that does not decode, or
+//! has bytes left after the value it carries, is an error too
+//! ([`Refused::Decode`](crate::Refused::Decode)).
 //!
 //! Sending never builds a frame in a buffer of its own: the body's size is
 //! computed first (postcard's size flavor), then the header and body are

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,8 @@ use crate::error::Refused;
 use crate::frame::Kind;
 use crate::peer::Peer;
 use crate::policy::{Idle, SendPolicy};
-use crate::wire::{RemoteActor, RemoteHandler, Wire};
+use crate::shared::Counters;
+use crate::wire::{decode_exact, RemoteActor, RemoteHandler, Wire};
 
 /// One inbound message for an exported actor, as the bridge hands it to
 /// the generated [`RemoteActor::deliver`].
@@ -31,6 +32,9 @@ pub struct Inbound<'a> {
     pub(crate) fast: bool,
     /// How long to wait for room in a full mailbox.
     pub(crate) wait: Duration,
+    /// The node's count of bodies refused for bytes left after their
+    /// message; `None` where no node counts (a replay).
+    pub(crate) trailing: Option<&'a AtomicU64>,
 }
 
 impl fmt::Debug for Inbound<'_> {
@@ -172,11 +176,19 @@ where
         reply,
         fast,
         wait,
+        trailing,
         ..
     } = inbound;
-    let msg: M = match postcard::from_bytes(body) {
+    // The body is one message, all of it: bytes left after the message
+    // make it no message of this sender's.
+    let msg: M = match decode_exact(body) {
         Ok(m) => m,
-        Err(e) => return refuse(reply, Refused::Decode(e.to_string())),
+        Err(e) => {
+            if let Some(count) = trailing.filter(|_| e.is_trailing()) {
+                Counters::bump(count, 1);
+            }
+            return refuse(reply, Refused::Decode(e.to_string()));
+        }
     };
     // A thread-bound actor is entered only on its own thread: from the
     // bridge's, `fast_send` would refuse every message. Its export queues
@@ -295,6 +307,7 @@ pub fn deliver_input<A: RemoteActor>(addr: &Addr<A>, input: RemoteInput) -> bool
             reply: input.reply,
             fast: false,
             wait: Duration::ZERO,
+            trailing: None,
         },
     )
     .is_ok()

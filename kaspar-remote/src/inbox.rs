@@ -3,6 +3,7 @@
 //! behind the node's inbox lock, and only the thread holding that lock
 //! polls: the bridge, or a thread in one of the polling waits.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -70,8 +71,28 @@ impl Catch {
 pub(crate) struct SessionIn {
     /// The next sequence number expected.
     pub(crate) expected: u64,
-    /// The sender's endpoint and the link back to it, once it said hello.
+    /// The sender's endpoint and the link back to it, once it said hello
+    /// and that link is open. An ask on a session without one is refused
+    /// (counted in `NodeStats::refused`): a sender sends none before the
+    /// answer to its hello, which goes out only once the link is set
+    /// here.
     pub(crate) reply: Option<Arc<Peer>>,
+}
+
+impl<R> Inbox<R> {
+    /// Answers the parked hellos whose connect back has ended (or
+    /// could not be made). The bridge calls it from its periodic work
+    /// when [`ConnectBack::has_landed`](crate::connect_back::ConnectBack::has_landed),
+    /// so a poll pays nothing for it.
+    #[cold]
+    pub(crate) fn land(&mut self, shared: &Shared) {
+        let landed = shared.connect_back.take_landed();
+        let sessions = &mut self.sessions;
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| shared.on_landed(sessions, landed)))
+        {
+            shared.caught(payload);
+        }
+    }
 }
 
 impl<R: LinkRx> Inbox<R> {
@@ -87,6 +108,11 @@ impl<R: LinkRx> Inbox<R> {
     /// Takes up to `batch` frames and delivers them: returns how many it
     /// took, and whether one answered an ask a thread of this process
     /// waits for.
+    ///
+    /// A panic while a frame is handled (an export's feed that panics, say)
+    /// is caught here, before it unwinds into the engine's poll, and
+    /// counted (`NodeStats::panics`); the frame is dropped, and the
+    /// thread goes on with the next.
     pub(crate) fn poll(
         &mut self,
         shared: &Shared,
@@ -101,7 +127,10 @@ impl<R: LinkRx> Inbox<R> {
         let mut answered = false;
         let polled = rx.poll(batch, &mut |bytes| {
             *frames_in += 1;
-            answered |= shared.on_frame(sessions, catch, bytes);
+            match catch_unwind(AssertUnwindSafe(|| shared.on_frame(sessions, catch, bytes))) {
+                Ok(a) => answered |= a,
+                Err(payload) => shared.caught(payload),
+            }
         });
         if matches!(polled, Ok(n) if n > 0) {
             shared

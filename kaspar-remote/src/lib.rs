@@ -94,6 +94,7 @@ extern crate self as kaspar_remote;
 mod addr;
 mod bridge;
 mod config;
+mod connect_back;
 mod control;
 mod error;
 pub mod frame;
@@ -138,23 +139,29 @@ pub mod __private {
 
     /// Decodes `bytes` as a frame and its body as the control message its
     /// kind carries, as a node's bridge would; `true` if all of it is well
-    /// formed. For the fuzz target: it must never panic.
+    /// formed (no bytes left after the body's value, a sequence number
+    /// below `u64::MAX`). For the fuzz target: it must never panic.
     pub fn decode_control(bytes: &[u8]) -> bool {
         use crate::frame::{Frame, Kind};
+        use crate::wire::decode_exact;
         let Ok(frame) = Frame::parse(bytes) else {
             return false;
         };
+        if frame.header.seq == u64::MAX {
+            return false;
+        }
         match frame.header.kind {
-            Kind::Hello => postcard::from_bytes::<crate::control::Hello>(frame.body).is_ok(),
-            Kind::Error => postcard::from_bytes::<Refused>(frame.body).is_ok(),
-            Kind::Welcome | Kind::Bye => postcard::from_bytes::<()>(frame.body).is_ok(),
+            Kind::Hello => decode_exact::<crate::control::Hello>(frame.body).is_ok(),
+            Kind::Error => decode_exact::<Refused>(frame.body).is_ok(),
+            Kind::Welcome | Kind::Bye => decode_exact::<()>(frame.body).is_ok(),
             Kind::Tell | Kind::Ask | Kind::Reply => true,
         }
     }
 
-    /// Decodes `bytes` as an announced export record; `true` if it is one.
+    /// Decodes `bytes` as an announced export record; `true` if it is one
+    /// (and nothing after it).
     pub fn decode_record(bytes: &[u8]) -> bool {
-        postcard::from_bytes::<crate::control::ExportRecord>(bytes).is_ok()
+        crate::wire::decode_exact::<crate::control::ExportRecord>(bytes).is_ok()
     }
 
     /// The generated `deliver`'s answer to a wire id no handler has.

@@ -23,7 +23,7 @@ use crate::link::{LinkTx, Transport};
 use crate::pending::{Complete, Outcome};
 use crate::policy::SendPolicy;
 use crate::shared::{DeliverFn, ExportSlot, Shared};
-use crate::wire::RemoteActor;
+use crate::wire::{decode_exact, RemoteActor};
 
 /// This process's presence on one transport: an inbox (its endpoint), the
 /// bridge thread that serves it, the actors it exports and the links it
@@ -101,7 +101,8 @@ impl<T: Transport> Node<T> {
             t.connect(ep, timeout)
                 .map(|tx| Box::new(tx) as Box<dyn LinkTx>)
         });
-        let shared = Arc::new(Shared::new(endpoint.to_owned(), config, connect));
+        let shared =
+            Arc::new_cyclic(|me| Shared::new(endpoint.to_owned(), config, connect, me.clone()));
         let stop = Arc::new(AtomicBool::new(false));
         let bridge = {
             let (inbox, shared, stop) = (inbox.clone(), shared.clone(), stop.clone());
@@ -220,7 +221,7 @@ impl<T: Transport> Node<T> {
             .discover(name)?
             .ok_or_else(|| LookupError::NotFound(name.to_owned()))?;
         let record: ExportRecord =
-            postcard::from_bytes(&bytes).map_err(|e| LookupError::BadRecord(e.to_string()))?;
+            decode_exact(&bytes).map_err(|e| LookupError::BadRecord(e.to_string()))?;
         if record.actor != A::NAME {
             return Err(LookupError::WrongActor {
                 expected: A::NAME,
@@ -251,7 +252,11 @@ impl<T: Transport> Node<T> {
             peer.id,
             timeout,
             Complete::Call(Box::new(move |outcome: Outcome<'_>| match outcome {
-                Outcome::Reply(_) => route.deliver(Ok(())),
+                // A welcome's body is `()`: no bytes.
+                Outcome::Reply(body) => route.deliver(
+                    body.decode::<()>()
+                        .map_err(|e| Refused::Decode(e.to_string())),
+                ),
                 Outcome::Refused(why) => route.deliver(Err(why)),
                 Outcome::Lost => route.fail(AskError::PeerLost),
             })),
@@ -312,7 +317,9 @@ impl<T: Transport> Drop for Node<T> {
     /// of its remote addresses (`ExitReason::PeerLost`: through this node,
     /// the actors are out of reach). Returns within one idle step of the
     /// bridge (at most a millisecond) plus the time a delivery in progress
-    /// takes.
+    /// takes. A thread still connecting back to the sender of a hello is
+    /// not waited for: it keeps the transport until its connect ends (at
+    /// most the connect timeout), then drops the link.
     fn drop(&mut self) {
         self.shared.closed.store(true, Ordering::Release);
         for peer in self.shared.close_links() {

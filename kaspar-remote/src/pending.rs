@@ -20,11 +20,13 @@ use serde::de::DeserializeOwned;
 use crate::error::Refused;
 use crate::frame::Kind;
 use crate::idmap::IdMap;
+use crate::shared::Counters;
+use crate::wire::{decode_exact, DecodeError};
 
 /// How a pending ask ends.
 pub(crate) enum Outcome<'a> {
     /// The reply frame's body, still encoded.
-    Reply(&'a [u8]),
+    Reply(Body<'a>),
     /// The other node refused the message.
     Refused(Refused),
     /// The link was lost, or no reply came before the deadline.
@@ -68,26 +70,50 @@ impl<R: DeserializeOwned + Send + 'static> Fill for AskSlot<R> {
     }
 }
 
-impl Outcome<'_> {
+/// A reply frame's body, still encoded, and the node's count of bodies
+/// refused for bytes left after their value.
+#[derive(Clone, Copy)]
+pub(crate) struct Body<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) trailing: &'a AtomicU64,
+}
+
+impl Body<'_> {
+    /// The body as an `R` that uses every byte of it.
+    #[inline]
+    pub(crate) fn decode<R: DeserializeOwned>(self) -> Result<R, DecodeError> {
+        decode_exact(self.bytes).inspect_err(|e| {
+            if e.is_trailing() {
+                Counters::bump(self.trailing, 1);
+            }
+        })
+    }
+}
+
+impl<'a> Outcome<'a> {
     /// What the asker of a remote `ask` gets: the reply decoded, or the
-    /// error this outcome stands for (a body that does not decode is
-    /// [`AskError::Dropped`], as a refusal other than a panic is).
+    /// error this outcome stands for (a body that does not decode, or has
+    /// bytes left after the reply, is [`AskError::Dropped`], as a refusal
+    /// other than a panic is).
     pub(crate) fn into_reply<R: DeserializeOwned>(self) -> Result<R, AskError> {
         match self {
             // The asker's handle knows no local actor: unnamed.
-            Outcome::Reply(body) => postcard::from_bytes(body).map_err(|_| AskError::Dropped(None)),
+            Outcome::Reply(body) => body.decode().map_err(|_| AskError::Dropped(None)),
             Outcome::Refused(Refused::Panicked) => Err(AskError::Panicked(None)),
             Outcome::Refused(_) => Err(AskError::Dropped(None)),
             Outcome::Lost => Err(AskError::PeerLost),
         }
     }
 
-    /// The outcome a reply frame of `kind` (`Reply` or `Error`) with
-    /// `body` stands for.
-    pub(crate) fn of_frame(kind: Kind, body: &[u8]) -> Outcome<'_> {
+    /// The outcome a reply frame of `kind` (`Welcome`, `Reply` or
+    /// `Error`) with `body` stands for; `trailing` counts bodies with
+    /// bytes left after their value.
+    #[inline]
+    pub(crate) fn of_frame(kind: Kind, bytes: &'a [u8], trailing: &'a AtomicU64) -> Outcome<'a> {
+        let body = Body { bytes, trailing };
         if kind == Kind::Error {
             Outcome::Refused(
-                postcard::from_bytes::<Refused>(body)
+                body.decode::<Refused>()
                     .unwrap_or_else(|e| Refused::Decode(e.to_string())),
             )
         } else {
@@ -196,7 +222,11 @@ impl Pending {
             let t = &mut *guard;
             if std::mem::take(&mut t.unstamped) {
                 for e in t.entries.values_mut().filter(|e| e.deadline.is_none()) {
-                    let deadline = now + e.timeout;
+                    // A timeout past what the clock can count (a caller's
+                    // `Duration::MAX`) is a century: never a panic here.
+                    let deadline = now
+                        .checked_add(e.timeout)
+                        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
                     e.deadline = Some(deadline);
                     t.earliest = Some(t.earliest.map_or(deadline, |d| d.min(deadline)));
                 }
@@ -284,13 +314,26 @@ mod tests {
     }
 
     #[test]
+    fn a_timeout_past_the_clock_never_expires_and_never_panics() {
+        let p = Pending::default();
+        let ended = Arc::new(AtomicUsize::new(0));
+        p.insert(7, 1, Duration::MAX, entry(&ended));
+        let t = Instant::now();
+        assert_eq!(p.expire(t), 0);
+        assert_eq!(p.expire(t + Duration::from_secs(86_400)), 0);
+        assert_eq!(p.len(), 1);
+    }
+
+    #[test]
     fn an_answered_ask_leaves_nothing_for_the_tick() {
         let p = Pending::default();
         let (a, b) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
         p.insert(1, 1, Duration::from_millis(5), entry(&a));
         p.insert(2, 1, Duration::from_millis(10), entry(&b));
-        assert!(p.complete(1, Outcome::Reply(&[])));
-        assert!(!p.complete(1, Outcome::Reply(&[])), "completed once only");
+        let trailing = AtomicU64::new(0);
+        let reply = || Outcome::of_frame(Kind::Reply, &[], &trailing);
+        assert!(p.complete(1, reply()));
+        assert!(!p.complete(1, reply()), "completed once only");
         let t = Instant::now();
         assert_eq!(p.expire(t), 0);
         assert_eq!(p.expire(t + Duration::from_millis(9)), 0);

@@ -177,7 +177,8 @@ impl<T: Transport> Node<T> {
             // A failed poll is the bridge's to report, as in `wait_polling`.
             let _ = inbox.poll(&self.shared, batch);
             if let Some(kind) = inbox.catch.caught.take() {
-                return Ok(Outcome::of_frame(kind, &inbox.catch.body).into_reply());
+                let trailing = &self.shared.counters.trailing;
+                return Ok(Outcome::of_frame(kind, &inbox.catch.body, trailing).into_reply());
             }
             let failed = if pace.next() {
                 Some(AskError::Timeout(None))

@@ -4,12 +4,13 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::config::{Gap, NodeConfig, NodeStats};
+use crate::connect_back::ConnectBack;
 use crate::control::PreviousSession;
 use crate::error::Refused;
 use crate::inbound::Inbound;
@@ -41,11 +42,23 @@ pub(crate) struct Counters {
     pub(crate) missed: AtomicU64,
     pub(crate) unsendable: AtomicU64,
     pub(crate) peers_lost: AtomicU64,
+    pub(crate) hellos_dropped: AtomicU64,
+    pub(crate) panics: AtomicU64,
+    pub(crate) trailing: AtomicU64,
 }
 
 impl Counters {
+    /// Adds `n`, a count this node made (one event, a few frames).
     pub(crate) fn bump(c: &AtomicU64, n: u64) {
         c.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Adds `n`, a count a peer's frame chose (a gap): saturates at
+    /// `u64::MAX` rather than wrap. Off the per-frame path.
+    pub(crate) fn add_saturating(c: &AtomicU64, n: u64) {
+        let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+            Some(v.saturating_add(n))
+        });
     }
 }
 
@@ -65,6 +78,11 @@ pub(crate) struct Shared {
     /// The node is gone: nothing is sent or answered any more.
     pub(crate) closed: AtomicBool,
     next_peer: AtomicU64,
+    /// Links back to the senders of hellos, opened off the receiving
+    /// thread.
+    pub(crate) connect_back: ConnectBack,
+    /// This value, for the connector threads it starts.
+    pub(crate) me: Weak<Shared>,
 }
 
 #[derive(Default)]
@@ -72,6 +90,54 @@ struct Peers {
     live: HashMap<String, Arc<Peer>>,
     /// The last lost session to each endpoint, for the next hello there.
     previous: HashMap<String, PreviousSession>,
+    /// The endpoints a thread is connecting to now. Connecting can wait
+    /// the connect timeout, so it is done outside this map's lock (the
+    /// bridge's periodic work and every lookup take it); another thread
+    /// that wants a link there waits for that connect instead of opening
+    /// a second link.
+    connecting: HashMap<String, Arc<Flight>>,
+}
+
+/// A connect in progress, which threads wanting the same endpoint wait
+/// for.
+#[derive(Default)]
+struct Flight {
+    landed: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Flight {
+    fn wait(&self) {
+        let mut landed = self.landed.lock();
+        while !*landed {
+            self.cv.wait(&mut landed);
+        }
+    }
+}
+
+/// Ends a [`Flight`] however its connect ends (an engine that panics
+/// included): takes it out of the map and wakes its waiters.
+struct Landing<'a> {
+    peers: &'a Mutex<Peers>,
+    endpoint: &'a str,
+    flight: Arc<Flight>,
+}
+
+impl Drop for Landing<'_> {
+    fn drop(&mut self) {
+        {
+            let mut peers = self.peers.lock();
+            if peers
+                .connecting
+                .get(self.endpoint)
+                .is_some_and(|f| Arc::ptr_eq(f, &self.flight))
+            {
+                peers.connecting.remove(self.endpoint);
+            }
+        }
+        *self.flight.landed.lock() = true;
+        self.flight.cv.notify_all();
+    }
 }
 
 /// A session id no other connection has: a hash of the time, the process
@@ -89,7 +155,13 @@ pub(crate) fn new_session() -> u64 {
 }
 
 impl Shared {
-    pub(crate) fn new(endpoint: String, config: NodeConfig, connect: Connect) -> Self {
+    /// `me` is the `Arc` this value goes into (`Arc::new_cyclic`).
+    pub(crate) fn new(
+        endpoint: String,
+        config: NodeConfig,
+        connect: Connect,
+        me: Weak<Shared>,
+    ) -> Self {
         Shared {
             endpoint,
             config,
@@ -101,51 +173,90 @@ impl Shared {
             connect,
             closed: AtomicBool::new(false),
             next_peer: AtomicU64::new(1),
+            connect_back: ConnectBack::default(),
+            me,
         }
+    }
+
+    /// The live link to `endpoint`, if there is one; never connects.
+    pub(crate) fn live_peer(&self, endpoint: &str) -> Option<Arc<Peer>> {
+        if self.closed.load(Ordering::Acquire) {
+            return None;
+        }
+        let peers = self.peers.lock();
+        peers.live.get(endpoint).filter(|p| !p.is_lost()).cloned()
     }
 
     /// The live link to `endpoint`, connecting a new one (a new session)
     /// if there is none. Also returns how the previous session to it
-    /// ended, for a new link's hello.
+    /// ended, for a new link's hello. Connecting waits at most the connect
+    /// timeout, on the calling thread (a lookup's, or a connector's for a
+    /// hello: never the bridge's), and holds no lock meanwhile: a second
+    /// caller for the same endpoint waits for this link rather than
+    /// opening another, and nothing else waits.
     pub(crate) fn peer(
         &self,
         endpoint: &str,
     ) -> Result<(Arc<Peer>, Option<PreviousSession>), LinkError> {
-        if self.closed.load(Ordering::Acquire) {
-            return Err(LinkError::PeerLost);
-        }
-        let mut peers = self.peers.lock();
-        if let Some(p) = peers.live.get(endpoint) {
-            if !p.is_lost() {
-                return Ok((p.clone(), peers.previous.get(endpoint).copied()));
+        loop {
+            if self.closed.load(Ordering::Acquire) {
+                return Err(LinkError::PeerLost);
             }
+            let mut peers = self.peers.lock();
+            if let Some(p) = peers.live.get(endpoint) {
+                if !p.is_lost() {
+                    return Ok((p.clone(), peers.previous.get(endpoint).copied()));
+                }
+            }
+            if let Some(flight) = peers.connecting.get(endpoint).cloned() {
+                drop(peers);
+                // Then look again: the link it opened, or none (connect
+                // anew).
+                flight.wait();
+                continue;
+            }
+            // A link found lost here, before the bridge's periodic check
+            // saw it, is reported here: whoever takes it out of the map
+            // reports it.
+            let lost = peers.live.remove(endpoint);
+            if let Some(old) = &lost {
+                peers.previous.insert(
+                    endpoint.to_owned(),
+                    PreviousSession {
+                        session: old.session,
+                        sent: old.sent(),
+                    },
+                );
+            }
+            let flight = Arc::new(Flight::default());
+            peers.connecting.insert(endpoint.to_owned(), flight.clone());
+            drop(peers);
+            let landing = Landing {
+                peers: &self.peers,
+                endpoint,
+                flight,
+            };
+            let connected =
+                (self.connect)(endpoint, self.config.connect_timeout).and_then(|link| {
+                    let mut peers = self.peers.lock();
+                    if self.closed.load(Ordering::Acquire) {
+                        // The node closed meanwhile and said its goodbyes:
+                        // this link is not kept.
+                        return Err(LinkError::PeerLost);
+                    }
+                    let id = self.next_peer.fetch_add(1, Ordering::Relaxed);
+                    let peer = Arc::new(Peer::new(id, endpoint.to_owned(), new_session(), link));
+                    peers.live.insert(endpoint.to_owned(), peer.clone());
+                    Ok((peer, peers.previous.get(endpoint).copied()))
+                });
+            drop(landing);
+            // Reported once nothing is held: its watchers may look the
+            // endpoint up again.
+            if let Some(old) = lost {
+                self.report_lost(&old);
+            }
+            return connected;
         }
-        // A link found lost here, before the bridge's periodic check saw
-        // it, is reported here: whoever takes it out of the map reports it.
-        let lost = peers.live.remove(endpoint);
-        if let Some(old) = &lost {
-            peers.previous.insert(
-                endpoint.to_owned(),
-                PreviousSession {
-                    session: old.session,
-                    sent: old.sent(),
-                },
-            );
-        }
-        // Connecting waits at most the connect timeout, under the lock: a
-        // second caller for the same endpoint waits for this link rather
-        // than opening another.
-        let connected = (self.connect)(endpoint, self.config.connect_timeout).map(|link| {
-            let id = self.next_peer.fetch_add(1, Ordering::Relaxed);
-            let peer = Arc::new(Peer::new(id, endpoint.to_owned(), new_session(), link));
-            peers.live.insert(endpoint.to_owned(), peer.clone());
-            (peer, peers.previous.get(endpoint).copied())
-        });
-        drop(peers);
-        if let Some(old) = lost {
-            self.report_lost(&old);
-        }
-        connected
     }
 
     /// Periodic work on the bridge thread: report lost links, expire
@@ -197,7 +308,7 @@ impl Shared {
     }
 
     pub(crate) fn record_gap(&self, gap: Gap) {
-        Counters::bump(&self.counters.missed, gap.missed);
+        Counters::add_saturating(&self.counters.missed, gap.missed);
         let mut gaps = self.gaps.lock();
         if gaps.len() == GAPS_KEPT {
             gaps.remove(0);
@@ -220,6 +331,9 @@ impl Shared {
             missed: get(&c.missed),
             unsendable: get(&c.unsendable),
             peers_lost: get(&c.peers_lost),
+            hellos_dropped: get(&c.hellos_dropped),
+            panics: get(&c.panics),
+            trailing: get(&c.trailing),
             pending: self.pending.len(),
         }
     }

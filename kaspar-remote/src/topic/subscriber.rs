@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use crate::frame::{Frame, Kind};
 use crate::link::{LinkError, LinkRx};
 use crate::policy::{Idle, IdleStrategy};
-use crate::wire::Wire;
+use crate::wire::{decode_exact, Wire};
 
 /// Delivers one decoded message to the subscribed actor; hands it back
 /// if the actor does not take it.
@@ -27,12 +27,14 @@ pub struct TopicStats {
     pub delivered: u64,
     /// Messages known lost before they reached this subscriber: dropped
     /// as the oldest of a full queue (a slow subscriber), counted from the
-    /// gaps in each publisher's sequence numbers.
+    /// gaps in each publisher's sequence numbers (saturating at
+    /// `u64::MAX`).
     pub missed: u64,
     /// Frames dropped because their number was not new (at most once).
     pub duplicates: u64,
     /// Frames that were not a message of this topic's type (a bad frame,
-    /// another wire id, a body that does not decode).
+    /// a sequence number of `u64::MAX`, another wire id, a body that does
+    /// not decode or has bytes left after the message).
     pub rejected: u64,
     /// Messages decoded but not delivered: the actor's mailbox was full
     /// or the actor had stopped. They are dropped, as a queue overflow
@@ -57,6 +59,13 @@ struct Counters {
 impl Counters {
     fn bump(c: &AtomicU64, n: u64) {
         c.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Adds a count a publisher's frame chose: saturates, never wraps.
+    fn add_saturating(c: &AtomicU64, n: u64) {
+        let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+            Some(v.saturating_add(n))
+        });
     }
 
     fn snapshot(&self) -> TopicStats {
@@ -171,15 +180,24 @@ fn on_frame<M: Wire>(
         _ => return Counters::bump(&counters.rejected, 1),
     };
     let h = frame.header;
+    // No publisher gets to the last number, which would leave none for
+    // its next frame.
+    let Some(after) = h.seq.checked_add(1) else {
+        return Counters::bump(&counters.rejected, 1);
+    };
     let expected = next.entry(h.session).or_insert(h.seq);
     if h.seq < *expected {
         return Counters::bump(&counters.duplicates, 1);
     }
     // A subscriber that joins late starts at the first frame it sees; a
-    // jump after that is frames dropped on the way.
-    Counters::bump(&counters.missed, h.seq - *expected);
-    *expected = h.seq + 1;
-    match postcard::from_bytes::<M>(frame.body) {
+    // jump after that is frames dropped on the way (not below `expected`,
+    // just checked).
+    let gap = h.seq - *expected;
+    if gap > 0 {
+        Counters::add_saturating(&counters.missed, gap);
+    }
+    *expected = after;
+    match decode_exact::<M>(frame.body) {
         Ok(m) => match deliver(m) {
             Ok(()) => Counters::bump(&counters.delivered, 1),
             Err(_) => Counters::bump(&counters.undelivered, 1),
@@ -225,5 +243,72 @@ impl<M> Drop for SubscriberThread<M> {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::{self, Header};
+    use serde::{Deserialize, Serialize};
+    use std::sync::Mutex;
+
+    #[derive(Serialize, Deserialize, kaspar_remote::Wire)]
+    #[wire(id = 9)]
+    struct Tick(u64);
+
+    fn tick(session: u64, seq: u64, px: u64) -> Vec<u8> {
+        let h = Header {
+            kind: Kind::Tell,
+            target: 0,
+            wire_id: 9,
+            body_len: 0,
+            correlation: 0,
+            session,
+            seq,
+        };
+        frame::to_vec(&h, &Tick(px)).unwrap()
+    }
+
+    /// Sequence numbers a publisher chose, at 0, 1, MAX-1 and MAX, each
+    /// sent twice on a session of its own; jumps inside a session; a body
+    /// with a byte after its message. Nothing panics or wraps.
+    #[test]
+    fn a_publishers_numbers_at_their_extremes_and_bytes_after_a_message() {
+        let counters = Counters::default();
+        let mut next = HashMap::new();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let seen = got.clone();
+        let mut deliver: Deliver<Tick> = Box::new(move |t: Tick| {
+            seen.lock().unwrap().push(t.0);
+            Ok(())
+        });
+        let mut take = |bytes: &[u8]| on_frame(bytes, &mut deliver, &mut next, &counters);
+        for (i, seq) in [0, 1, u64::MAX - 1, u64::MAX].into_iter().enumerate() {
+            take(&tick(i as u64, seq, i as u64));
+            take(&tick(i as u64, seq, i as u64));
+        }
+        let s = counters.snapshot();
+        assert_eq!(
+            (s.delivered, s.duplicates, s.rejected, s.missed),
+            (3, 3, 2, 0)
+        );
+        for session in [10, 11] {
+            take(&tick(session, 0, 7));
+            take(&tick(session, u64::MAX - 1, 8));
+        }
+        assert_eq!(
+            counters.snapshot().missed,
+            u64::MAX,
+            "saturated, not wrapped"
+        );
+        let mut trailing = tick(20, 0, 9);
+        trailing.push(0);
+        let n = trailing.len() - frame::HEADER_LEN;
+        trailing[12..16].copy_from_slice(&u32::try_from(n).unwrap().to_le_bytes());
+        take(&trailing);
+        let s = counters.snapshot();
+        assert_eq!((s.delivered, s.rejected), (7, 3), "{s:?}");
+        assert_eq!(*got.lock().unwrap(), [0, 1, 2, 7, 8, 7, 8]);
     }
 }

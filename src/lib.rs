@@ -12,13 +12,16 @@
 //!   percentiles and charts, and the measuring code of each table the
 //!   benches reproduce (the `tick_to_book` example reports through it too);
 //! * [`tick_to_book`]: the case study's feed, exchange, pipeline and
-//!   simulation replay, which the example runs and its test checks.
+//!   simulation replay, which the example runs and its test checks;
+//! * [`watch`]: the watchdog that turns a hanging scenario into a failed
+//!   test, for the tests that reproduce hangs.
 
 pub mod alloc;
 pub mod backtest;
 pub mod bench;
 pub mod rng;
 pub mod tick_to_book;
+pub mod watch;
 
 /// The guide's chapter on remote actors, compiled as doctests
 /// (`cargo test --doc`) here rather than with the other chapters in the

@@ -24,52 +24,14 @@
 //! Every scenario runs under a watchdog: a hang fails the test.
 
 use std::rc::Rc;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, ThreadId};
-use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
 use kaspar::{AskError, Supervision, Terminated};
 
-/// How long one step of a scenario may take before it counts as hung.
-const STEP: Duration = Duration::from_secs(4);
-/// How long a whole scenario may take.
-const WATCHDOG: Duration = Duration::from_secs(10);
-
-/// Runs `scenario` on a thread of its own and returns its result; fails
-/// the test if it has not finished within [`WATCHDOG`], and passes its
-/// panic (a failed assertion) on.
-fn watchdog<T: Send + 'static>(what: &str, scenario: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    let runner = thread::spawn(move || {
-        let _ = tx.send(scenario());
-    });
-    match rx.recv_timeout(WATCHDOG) {
-        Ok(out) => {
-            runner.join().expect("the scenario thread finished");
-            out
-        }
-        Err(RecvTimeoutError::Timeout) => panic!("watchdog: {what} hung for {WATCHDOG:?}"),
-        Err(RecvTimeoutError::Disconnected) => match runner.join() {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(()) => unreachable!("the scenario sent nothing and did not panic"),
-        },
-    }
-}
-
-/// Polls `done` until it holds or [`STEP`] has passed; returns whether it
-/// held.
-fn eventually(done: impl Fn() -> bool) -> bool {
-    let deadline = Instant::now() + STEP;
-    while !done() {
-        if Instant::now() >= deadline {
-            return false;
-        }
-        thread::sleep(Duration::from_millis(1));
-    }
-    true
-}
+use kaspar_suite::watch::{eventually, watchdog, STEP};
 
 /// A panic payload whose destructor panics too (unless it runs during an
 /// unwind, where a second panic would abort the test process).

@@ -1,7 +1,7 @@
 // Rule: a `RemoteAddr` offers `send`, `ask` and `request` only; a handler in
 // another process cannot run on this thread, so `fast_send` (and its
-// family) does not compile. `ActorRef::fast_send_or_send` names the
-// fallback.
+// family) does not compile, and the error says what to use instead:
+// `send`/`ask`/`request`, or `ActorRef::fast_send_or_send`.
 use kaspar::prelude::*;
 use kaspar_remote::RemoteAddr;
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,9 @@ impl Ponger {
 fn poke(remote: &RemoteAddr<Ponger>) {
     let _ = remote.fast_send(Ping);
     let _ = remote.fast_send_void(Ping);
+    let _ = remote.fast_send_spin(Ping);
+    let _ = remote.fast_send_x(Ping);
+    let _ = remote.fast_send_adaptive(Ping);
 }
 
 fn main() {}

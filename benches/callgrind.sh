@@ -7,12 +7,19 @@
 #
 #   bash benches/callgrind.sh            # N = 1,000,000
 #   N=200000 bash benches/callgrind.sh
+#   FEATURES=tracing bash benches/callgrind.sh   # the root package's features
+#
+# FEATURES (comma-separated) builds the benches with those features of the
+# root package, so what a feature adds per operation is counted the same
+# way; the JSON rows then carry them (`features`). Without it, the default
+# build: the instruction budget's numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 N=${N:-1000000}
+FEATURES=${FEATURES:-}
 bin() {
-    cargo bench --bench "$1" --no-run 2>&1 |
+    cargo bench --bench "$1" --no-run ${FEATURES:+--features "$FEATURES"} 2>&1 |
         sed -n 's/.*Executable .* (\(.*\))$/\1/p' | tail -1
 }
 dispatch=$(bin dispatch)
@@ -33,7 +40,7 @@ per_op() {
 
 out="${CARGO_TARGET_DIR:-target}/kaspar-bench"
 mkdir -p "$out"
-jsonl="$out/callgrind.jsonl"
+jsonl="$out/callgrind${FEATURES:+-${FEATURES//,/-}}.jsonl"
 : > "$jsonl"
 
 # One row per case: printed as markdown and written as JSON lines
@@ -44,11 +51,11 @@ row() {
     local exe=$1 bench_case=$2 name=$3 n
     n=$(per_op "$exe" "$bench_case")
     echo "| $name | $n |"
-    printf '{"table":"callgrind","case":"%s","metric":"instructions","value":%s,"unit":"instructions"}\n' \
-        "$name" "$n" >> "$jsonl"
+    printf '{"table":"callgrind","case":"%s","metric":"instructions","value":%s,"unit":"instructions","features":"%s"}\n' \
+        "$name" "$n" "$FEATURES" >> "$jsonl"
 }
 
-echo "valgrind $(valgrind --version | sed 's/valgrind-//'), N = $N"
+echo "valgrind $(valgrind --version | sed 's/valgrind-//'), N = $N, features: ${FEATURES:-default}"
 echo
 echo "| case | instructions per op |"
 echo "|---|---:|"

@@ -38,4 +38,16 @@ mod guide {
     #[cfg(feature = "metrics")]
     #[doc = include_str!("../book/src/observing.md")]
     pub mod observing {}
+
+    // And the chapter on the live console, whose samples need kaspar's
+    // `console` feature (`bash .ci/steps/console.sh`).
+    #[cfg(feature = "console")]
+    #[doc = include_str!("../book/src/console.md")]
+    pub mod console {}
+
+    // And the chapter on tracing, whose samples need kaspar's `tracing`
+    // feature and a subscriber (`bash .ci/steps/tracing.sh`).
+    #[cfg(feature = "tracing")]
+    #[doc = include_str!("../book/src/tracing.md")]
+    pub mod tracing {}
 }

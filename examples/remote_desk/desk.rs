@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use hdrhistogram::Histogram;
 use kaspar::prelude::*;
 use kaspar::Terminated;
-use kaspar_remote::{RemoteAddr, Wire};
+use kaspar_remote::{RemoteAddr, Schema, Wire};
 use serde::{Deserialize, Serialize};
 
 /// Nanoseconds of `CLOCK_MONOTONIC`.
@@ -53,8 +53,10 @@ pub struct TopOfBook {
 #[wire(id = 2)]
 pub struct EndOfFeed;
 
-/// A strategy's answer to [`EndOfFeed`].
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default)]
+/// A strategy's answer to [`EndOfFeed`]. A remote handler's reply, so
+/// `Schema` too: the actor's schema hash covers it, and `Percentiles`
+/// inside it.
+#[derive(Serialize, Deserialize, Schema, Clone, Copy, Debug, Default)]
 pub struct Tally {
     /// Updates received.
     pub received: u64,
@@ -67,7 +69,7 @@ pub struct Tally {
 }
 
 /// Percentiles of one hop, in nanoseconds.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default)]
+#[derive(Serialize, Deserialize, Schema, Clone, Copy, Debug, Default)]
 pub struct Percentiles {
     pub count: u64,
     pub p50: u64,

@@ -35,6 +35,9 @@ pub struct Options {
     pub release: f64,
     pub capture: Option<PathBuf>,
     pub replay: bool,
+    /// Where kaspar's live console listens while each configuration runs
+    /// (`--console [ADDR]`; needs the `console` feature).
+    pub console: Option<String>,
 }
 
 impl Options {
@@ -60,7 +63,15 @@ impl Options {
 
 const USAGE: &str = "usage: tick_to_book [--secs N] [--config one-thread|two-stage|both] \
 [--mailbox bqueue|batched|sharded|lockfree|segmented] [--rate EVENTS_PER_S] [--burst BRANCHING_RATIO] \
-[--decay PER_S] [--release FACTOR] [--seed N] [--capture PATH] [--replay on|off]";
+[--decay PER_S] [--release FACTOR] [--seed N] [--capture PATH] [--replay on|off] [--console [ADDR]]";
+
+/// What `parse_args` returns for `--console` in a build without the
+/// `console` feature; `main` then runs the same command with it.
+pub const NEEDS_CONSOLE: &str = "--console needs the console feature: cargo run --release \
+     --features console --example tick_to_book -- --console";
+
+/// Where `--console` without an address listens.
+pub const CONSOLE_ADDR: &str = "127.0.0.1:9191";
 
 pub fn parse_args() -> Result<Options, String> {
     let mut o = Options {
@@ -71,14 +82,24 @@ pub fn parse_args() -> Result<Options, String> {
         release: 6.0,
         capture: None,
         replay: true,
+        console: None,
     };
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
     while let Some(flag) = args.next() {
         if flag == "-h" || flag == "--help" {
             return Err(USAGE.into());
         }
         // `cargo bench`-style harness flags are ignored.
         if flag == "--bench" {
+            continue;
+        }
+        // The one flag whose value may be left out.
+        if flag == "--console" {
+            if !cfg!(feature = "console") {
+                return Err(NEEDS_CONSOLE.into());
+            }
+            let addr = args.next_if(|a| !a.starts_with("--"));
+            o.console = Some(addr.unwrap_or_else(|| CONSOLE_ADDR.into()));
             continue;
         }
         let value = args

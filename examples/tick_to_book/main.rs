@@ -13,7 +13,10 @@
 //! Run: `cargo run --release --example tick_to_book -- [--secs 10]
 //! [--config one-thread|two-stage|both] [--mailbox bqueue|batched|sharded|lockfree|segmented]
 //! [--rate 20000] [--burst 0.85] [--decay 8000] [--seed N] [--capture PATH]
-//! [--replay on|off]`
+//! [--replay on|off] [--console [ADDR]]` (`--console`: kaspar's live
+//! console in the browser while the pipeline runs; it needs the `console`
+//! feature, and a build without it started by `cargo run` runs the same
+//! command again with `--features console`)
 //!
 //! After each configuration's live run, the decode-and-book group is
 //! replayed in a `kaspar::Simulation` from the recorded arrivals, and its
@@ -39,12 +42,13 @@ use std::process::ExitCode;
 use kaspar_suite::bench::{bench_dir, JsonLines, Machine};
 use kaspar_suite::tick_to_book::analysis::ConfigReport;
 
-use crate::cli::parse_args;
+use crate::cli::{parse_args, NEEDS_CONSOLE};
 use crate::run::run_config;
 
 fn main() -> ExitCode {
     let o = match parse_args() {
         Ok(o) => o,
+        Err(e) if e == NEEDS_CONSOLE => return with_console_feature(),
         Err(e) => {
             eprintln!("{e}");
             return ExitCode::from(2);
@@ -130,5 +134,39 @@ fn main() -> ExitCode {
     } else {
         eprintln!("tick_to_book: a balance, book or simulation replay check failed");
         ExitCode::FAILURE
+    }
+}
+
+/// `--console` in a build without the `console` feature: kaspar compiles
+/// the console in only when asked (the feature adds a sender count to
+/// every delivery), so the example is rebuilt with it and run again with
+/// the same arguments, when `cargo run` started it (cargo sets `CARGO`);
+/// otherwise it says which command to run.
+fn with_console_feature() -> ExitCode {
+    let Some(cargo) = std::env::var_os("CARGO") else {
+        eprintln!("{NEEDS_CONSOLE}");
+        return ExitCode::from(2);
+    };
+    let profile = if cfg!(debug_assertions) {
+        None
+    } else {
+        Some("--release")
+    };
+    eprintln!(
+        "tick_to_book: --console needs the console feature; running it with `--features console`"
+    );
+    let status = std::process::Command::new(cargo)
+        .args(["run", "--quiet"])
+        .args(profile)
+        .args(["--features", "console", "--example", "tick_to_book", "--"])
+        .args(std::env::args_os().skip(1))
+        .status();
+    match status {
+        Ok(s) if s.success() => ExitCode::SUCCESS,
+        Ok(s) => ExitCode::from(u8::try_from(s.code().unwrap_or(1)).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("tick_to_book: could not run cargo ({e}); {NEEDS_CONSOLE}");
+            ExitCode::from(2)
+        }
     }
 }

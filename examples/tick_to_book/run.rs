@@ -80,6 +80,9 @@ struct Live {
     group: MarketData,
     /// Every order order-out received.
     orders: OrderLog,
+    /// The live console, up until the run is drained (`--console`).
+    #[cfg(feature = "console")]
+    console: Option<kaspar::Console>,
 }
 
 /// What a live run left once drained.
@@ -103,31 +106,64 @@ impl Live {
         let system = System::new();
         let sink = UdpSocket::bind("127.0.0.1:0")?;
         let orders = OrderLog::default();
+        // Watched on the console, the actors show their handlers' service
+        // times; otherwise nothing is timed that the report does not use.
+        let watched = o.console.is_some();
         let order_out = system
             .spawn(OrderOut::new(sink.local_addr()?)?.with_log(Arc::clone(&orders)))
+            .name("order-out")
+            .record_latency(watched)
             .start();
         let expect_records = (o.gen_for(secs).expected_events(secs) * 1.6) as usize + 1024;
         let mailbox = match config {
             Config::OneThread => MailboxKind::bqueue(4096),
             Config::TwoStage => o.mailbox.0,
         };
-        let group = MarketData::launch(
-            &system,
-            mailbox,
-            &security_ids(),
-            expect_records,
-            Some(&order_out),
-        );
+        let group = if watched {
+            let g = system
+                .spawn_group::<MarketData>(MarketData::members(&security_ids(), expect_records))
+                .mailbox(mailbox)
+                .name("market-data")
+                .record_latency(true)
+                .start();
+            g.wire(Some(&order_out));
+            g
+        } else {
+            MarketData::launch(
+                &system,
+                mailbox,
+                &security_ids(),
+                expect_records,
+                Some(&order_out),
+            )
+        };
         if o.replay {
             // Room for every datagram (two per packet, at least one message
             // each), so that journaling never reallocates on the timed path.
             group.journal(2 * expect_records);
         }
+        #[cfg(feature = "console")]
+        let console = match &o.console {
+            Some(addr) => {
+                let console = system
+                    .console(addr.as_str())
+                    .map_err(|e| io::Error::new(e.kind(), format!("the console on {addr}: {e}")))?;
+                eprintln!(
+                    "[{}] console: {} (up while this configuration runs)",
+                    config.case(),
+                    console.url()
+                );
+                Some(console)
+            }
+            None => None,
+        };
         Ok(Live {
             system,
             order_out,
             group,
             orders,
+            #[cfg(feature = "console")]
+            console,
         })
     }
 
@@ -160,6 +196,10 @@ impl Live {
         // Shutdown drains order-out: every order the signal sent is logged.
         self.system.shutdown();
         let orders = std::mem::take(&mut *self.orders.lock().unwrap_or_else(|e| e.into_inner()));
+        // The console goes last: it watched the pipeline until it was
+        // drained and shut down.
+        #[cfg(feature = "console")]
+        drop(self.console);
         Ended {
             readers: stats,
             group,
@@ -203,6 +243,10 @@ impl Readers {
             let reader = live
                 .system
                 .spawn(SocketReader::new(socket, feed, route, Arc::clone(&stop)))
+                .name(match feed {
+                    FeedId::A => "reader-a",
+                    FeedId::B => "reader-b",
+                })
                 .start();
             reading.push(reader.ask(ReadUntilStopped).expect("a new reader accepts"));
         }

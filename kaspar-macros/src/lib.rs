@@ -18,6 +18,7 @@ mod errors;
 mod generics;
 mod group;
 mod names;
+mod schema;
 mod wire;
 
 /// Declares an actor (on its struct or enum) and collects its handlers (on
@@ -217,14 +218,34 @@ pub fn group(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `N` is a `u32` literal: the message's name on the wire, stable across
 /// builds (never a `TypeId`) and different from the ids of the other
 /// messages each remote actor that handles it handles (a clash is a
-/// compile error at the actor). The derive also hashes the type's
-/// definition (field names and types, variants; not its name or docs) into
-/// `Wire::SHAPE`, part of the actor's schema hash, so that two builds whose
-/// messages differ refuse to connect. A missing, repeated or non-integer id
-/// is a compile error at the attribute.
+/// compile error at the actor). The derive also implements
+/// `kaspar_remote::Schema` for the message, as [`macro@Schema`] does, so
+/// that two builds whose messages differ, in any type inside them, refuse
+/// to connect. A missing, repeated or non-integer id is a compile error at
+/// the attribute.
 #[proc_macro_derive(Wire, attributes(wire))]
 pub fn derive_wire(item: TokenStream) -> TokenStream {
     wire::expand(parse_macro_input!(item as syn::DeriveInput)).into()
+}
+
+/// Derives `kaspar_remote::Schema` for a type used inside a wire message
+/// (a field's type, or a handler's reply). Use it through kaspar-remote,
+/// which re-exports it, beside serde's derives:
+///
+/// ```text
+/// #[derive(Serialize, Deserialize, kaspar_remote::Schema)]
+/// ```
+///
+/// `Schema::HASH` is computed at compile time from the definition: the
+/// kind of type, each variant's name, each field's name in order and its
+/// type's own `Schema::HASH`, and the text of `#[serde(..)]` attributes;
+/// not the type's name or docs. Every field's type must be `Schema` (a
+/// compile error at the field otherwise), except one that names the type
+/// itself, which is hashed by its text. Each type parameter is bound by
+/// `Schema`.
+#[proc_macro_derive(Schema)]
+pub fn derive_schema(item: TokenStream) -> TokenStream {
+    schema::derive(parse_macro_input!(item as syn::DeriveInput)).into()
 }
 
 /// Marks a method of an `#[actor]` impl block as the handler of one message

@@ -1,11 +1,12 @@
 //! `#[derive(Wire)]`: a message's stable wire id, from `#[wire(id = N)]`,
-//! and a hash of its definition (its shape), for kaspar-remote. Generated
-//! code names the runtime only through `::kaspar_remote::__private`.
+//! and its `Schema` impl (see [`schema`](crate::schema)), for
+//! kaspar-remote. Generated code names the runtime only through
+//! `::kaspar_remote::__private`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, ToTokens};
+use quote::quote;
 use syn::spanned::Spanned;
-use syn::{Data, DeriveInput, Fields, LitInt};
+use syn::{Data, DeriveInput, LitInt};
 
 use crate::errors::Errors;
 
@@ -18,7 +19,7 @@ pub(crate) fn expand(input: DeriveInput) -> TokenStream {
             "a union cannot be a wire message: serde cannot encode it; use a struct or an enum",
         );
     }
-    let shape = fnv1a(shape(&input.data).as_bytes());
+    let schema = crate::schema::schema_impl(&input);
     let r = quote!(::kaspar_remote::__private);
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
@@ -26,7 +27,7 @@ pub(crate) fn expand(input: DeriveInput) -> TokenStream {
     if !input.generics.params.is_empty() {
         // The serde derives bound the parameters; so must this impl.
         where_clause.get_or_insert_with(|| syn::parse_quote!(where)).predicates.push(
-            syn::parse_quote!(Self: #r::serde::Serialize + #r::serde::de::DeserializeOwned + ::core::marker::Send + 'static),
+            syn::parse_quote!(Self: #r::Schema + #r::serde::Serialize + #r::serde::de::DeserializeOwned + ::core::marker::Send + 'static),
         );
     }
     // Emitted even after an error (with id 0 where there is none), so
@@ -37,8 +38,8 @@ pub(crate) fn expand(input: DeriveInput) -> TokenStream {
         #[automatically_derived]
         impl #impl_generics #r::Wire for #ident #ty_generics #where_clause {
             const WIRE_ID: u32 = #id;
-            const SHAPE: u64 = #shape;
         }
+        #schema
         #errors
     }
 }
@@ -100,42 +101,4 @@ fn parse_u32(lit: &LitInt) -> syn::Result<u32> {
     }
     lit.base10_parse::<u32>()
         .map_err(|_| syn::Error::new(lit.span(), "a wire id is a `u32`: between 0 and 4294967295"))
-}
-
-/// The type's definition as text, without attributes or documentation:
-/// field names and types, variant names. Renaming the type keeps it.
-fn shape(data: &Data) -> String {
-    fn fields(f: &Fields) -> String {
-        let each = |fs: &mut dyn Iterator<Item = &syn::Field>| -> String {
-            fs.map(|f| {
-                let name = f.ident.as_ref().map(|i| i.to_string()).unwrap_or_default();
-                format!("{name}:{};", f.ty.to_token_stream())
-            })
-            .collect()
-        };
-        match f {
-            Fields::Named(n) => format!("{{{}}}", each(&mut n.named.iter())),
-            Fields::Unnamed(u) => format!("({})", each(&mut u.unnamed.iter())),
-            Fields::Unit => String::new(),
-        }
-    }
-    match data {
-        Data::Struct(s) => format!("struct{}", fields(&s.fields)),
-        Data::Enum(e) => {
-            let variants: String = e
-                .variants
-                .iter()
-                .map(|v| format!("{}{}|", v.ident, fields(&v.fields)))
-                .collect();
-            format!("enum{{{variants}}}")
-        }
-        Data::Union(_) => String::from("union"),
-    }
-}
-
-/// FNV-1a (64-bit), as kaspar-remote computes the schema hash.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }

@@ -18,6 +18,11 @@
 //! both nodes: `remote/kaspar_case.rs`, generic over the transport), whose
 //! message is an order's eleven numeric fields; `kaspar_bytes` is the same
 //! with a message of opaque bytes, as the raw case's frame is.
+//! `kaspar_auth` is `kaspar` between nodes that authenticate each other
+//! (`NodeConfig::auth`: the handshake at lookup, then a check per frame of
+//! the session's state), `kaspar_auth_signed` adds a 16-byte HMAC tag to
+//! every frame, made by the sender and checked by the receiver
+//! (`Auth::sign_frames`).
 //! Transports: `iceoryx2` (shared memory, `remote/iox.rs`), `aeron_ipc`
 //! (Aeron IPC through one media driver) and `aeron_udp` (Aeron UDP on
 //! 127.0.0.1, a media driver in each process; `remote/aeron.rs`).
@@ -107,14 +112,26 @@ const CASES: &[Case] = &[
     #[cfg(feature = "iceoryx2")]
     Case {
         name: "iceoryx2/kaspar",
-        ping: kaspar_case::ping::<iox::Iox, kaspar_case::Ping>,
-        echo: kaspar_case::echo::<iox::Iox>,
+        ping: kaspar_case::ping::<iox::Iox, kaspar_case::Ping, { kaspar_case::NONE }>,
+        echo: kaspar_case::echo::<iox::Iox, { kaspar_case::NONE }>,
     },
     #[cfg(feature = "iceoryx2")]
     Case {
         name: "iceoryx2/kaspar_bytes",
-        ping: kaspar_case::ping::<iox::Iox, kaspar_case::Blob>,
-        echo: kaspar_case::echo::<iox::Iox>,
+        ping: kaspar_case::ping::<iox::Iox, kaspar_case::Blob, { kaspar_case::NONE }>,
+        echo: kaspar_case::echo::<iox::Iox, { kaspar_case::NONE }>,
+    },
+    #[cfg(feature = "iceoryx2")]
+    Case {
+        name: "iceoryx2/kaspar_auth",
+        ping: kaspar_case::ping::<iox::Iox, kaspar_case::Ping, { kaspar_case::HANDSHAKE }>,
+        echo: kaspar_case::echo::<iox::Iox, { kaspar_case::HANDSHAKE }>,
+    },
+    #[cfg(feature = "iceoryx2")]
+    Case {
+        name: "iceoryx2/kaspar_auth_signed",
+        ping: kaspar_case::ping::<iox::Iox, kaspar_case::Ping, { kaspar_case::SIGNED }>,
+        echo: kaspar_case::echo::<iox::Iox, { kaspar_case::SIGNED }>,
     },
     #[cfg(feature = "aeron")]
     Case {
@@ -131,14 +148,26 @@ const CASES: &[Case] = &[
     #[cfg(feature = "aeron")]
     Case {
         name: "aeron_ipc/kaspar",
-        ping: kaspar_case::ping::<aeron::Ipc, kaspar_case::Ping>,
-        echo: kaspar_case::echo::<aeron::Ipc>,
+        ping: kaspar_case::ping::<aeron::Ipc, kaspar_case::Ping, { kaspar_case::NONE }>,
+        echo: kaspar_case::echo::<aeron::Ipc, { kaspar_case::NONE }>,
     },
     #[cfg(feature = "aeron")]
     Case {
         name: "aeron_ipc/kaspar_bytes",
-        ping: kaspar_case::ping::<aeron::Ipc, kaspar_case::Blob>,
-        echo: kaspar_case::echo::<aeron::Ipc>,
+        ping: kaspar_case::ping::<aeron::Ipc, kaspar_case::Blob, { kaspar_case::NONE }>,
+        echo: kaspar_case::echo::<aeron::Ipc, { kaspar_case::NONE }>,
+    },
+    #[cfg(feature = "aeron")]
+    Case {
+        name: "aeron_ipc/kaspar_auth",
+        ping: kaspar_case::ping::<aeron::Ipc, kaspar_case::Ping, { kaspar_case::HANDSHAKE }>,
+        echo: kaspar_case::echo::<aeron::Ipc, { kaspar_case::HANDSHAKE }>,
+    },
+    #[cfg(feature = "aeron")]
+    Case {
+        name: "aeron_ipc/kaspar_auth_signed",
+        ping: kaspar_case::ping::<aeron::Ipc, kaspar_case::Ping, { kaspar_case::SIGNED }>,
+        echo: kaspar_case::echo::<aeron::Ipc, { kaspar_case::SIGNED }>,
     },
     #[cfg(feature = "aeron")]
     Case {
@@ -155,14 +184,26 @@ const CASES: &[Case] = &[
     #[cfg(feature = "aeron")]
     Case {
         name: "aeron_udp/kaspar",
-        ping: kaspar_case::ping::<aeron::Udp, kaspar_case::Ping>,
-        echo: kaspar_case::echo::<aeron::Udp>,
+        ping: kaspar_case::ping::<aeron::Udp, kaspar_case::Ping, { kaspar_case::NONE }>,
+        echo: kaspar_case::echo::<aeron::Udp, { kaspar_case::NONE }>,
     },
     #[cfg(feature = "aeron")]
     Case {
         name: "aeron_udp/kaspar_bytes",
-        ping: kaspar_case::ping::<aeron::Udp, kaspar_case::Blob>,
-        echo: kaspar_case::echo::<aeron::Udp>,
+        ping: kaspar_case::ping::<aeron::Udp, kaspar_case::Blob, { kaspar_case::NONE }>,
+        echo: kaspar_case::echo::<aeron::Udp, { kaspar_case::NONE }>,
+    },
+    #[cfg(feature = "aeron")]
+    Case {
+        name: "aeron_udp/kaspar_auth",
+        ping: kaspar_case::ping::<aeron::Udp, kaspar_case::Ping, { kaspar_case::HANDSHAKE }>,
+        echo: kaspar_case::echo::<aeron::Udp, { kaspar_case::HANDSHAKE }>,
+    },
+    #[cfg(feature = "aeron")]
+    Case {
+        name: "aeron_udp/kaspar_auth_signed",
+        ping: kaspar_case::ping::<aeron::Udp, kaspar_case::Ping, { kaspar_case::SIGNED }>,
+        echo: kaspar_case::echo::<aeron::Udp, { kaspar_case::SIGNED }>,
     },
 ];
 

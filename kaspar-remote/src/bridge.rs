@@ -1,7 +1,7 @@
 //! The bridge thread: one per node, it takes frames from the node's inbox
 //! and delivers them: messages into local actors, replies to the asks
 //! waiting for them, hellos answered. It also does the node's periodic
-//! work (lost links, ask deadlines).
+//! work (lost links, ask deadlines, idle sessions).
 //!
 //! Nothing a frame says makes it wait: the link back to a hello's sender
 //! is opened off it ([`connect_back`](crate::connect_back)), every number
@@ -17,7 +17,6 @@
 //! asking thread, when it waits for a core, runs at once.
 
 use std::borrow::Cow;
-use std::collections::hash_map::Entry;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -25,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::Gap;
 use crate::connect_back::Parked;
-use crate::control::Hello;
+use crate::control::{decode_hello, Hello};
 use crate::error::Refused;
 use crate::frame::{Frame, Header, Kind};
 use crate::idmap::IdMap;
@@ -35,8 +34,8 @@ use crate::link::LinkRx;
 use crate::peer::Peer;
 use crate::pending::Outcome;
 use crate::policy::{Idle, IdleStrategy};
+use crate::sessions::{Arrival, Sessions};
 use crate::shared::{Counters, ExportSlot, Shared};
-use crate::wire::decode_exact;
 use parking_lot::Mutex;
 
 /// How often the periodic work runs.
@@ -97,6 +96,10 @@ pub(crate) fn run<R: LinkRx>(inbox: &Mutex<Inbox<R>>, shared: Arc<Shared>, stop:
                     inbox.land(&shared);
                 }
             }
+            // Idle sessions evicted, a few thousand at most per tick.
+            if let Some(mut inbox) = inbox.try_lock() {
+                inbox.sweep(&shared, now);
+            }
             // The periodic work runs watchers and completes asks: a panic
             // there is counted, and the next tick runs as usual.
             if let Err(payload) = catch_unwind(AssertUnwindSafe(|| shared.tick(now))) {
@@ -121,10 +124,19 @@ impl Shared {
     /// a thread of this process waits for.
     pub(crate) fn on_frame(
         &self,
-        sessions: &mut IdMap<SessionIn>,
+        sessions: &mut Sessions,
         catch: &mut Catch,
         bytes: &[u8],
     ) -> bool {
+        // With authentication on, only what an authenticated session may
+        // send goes on (its tag, if it has one, cut off).
+        let bytes = match &self.auth {
+            None => bytes,
+            Some(auth) => match self.admit(auth, sessions, bytes) {
+                Some(frame) => frame,
+                None => return false,
+            },
+        };
         let frame = match Frame::parse(bytes) {
             Ok(f) => f,
             Err(_) => {
@@ -143,8 +155,19 @@ impl Shared {
             Kind::Hello => self.on_hello(sessions, &h, frame.body),
             Kind::Welcome | Kind::Reply | Kind::Error => {
                 let outcome = Outcome::of_frame(h.kind, frame.body, &self.counters.trailing);
+                // A reply to a `request` is queued to an actor from here.
+                #[cfg(feature = "tracing")]
+                return kaspar::__private::arrived_remote(frame.trace, || {
+                    self.pending.complete(h.correlation, outcome)
+                });
+                #[cfg(not(feature = "tracing"))]
                 return self.pending.complete(h.correlation, outcome);
             }
+            #[cfg(feature = "tracing")]
+            Kind::Tell | Kind::Ask => kaspar::__private::arrived_remote(frame.trace, || {
+                self.on_message(&h, frame.body, back)
+            }),
+            #[cfg(not(feature = "tracing"))]
             Kind::Tell | Kind::Ask => self.on_message(&h, frame.body, back),
             // A goodbye's body is `()`, which is no bytes: one with bytes
             // is not a goodbye, and its session stays.
@@ -155,6 +178,9 @@ impl Shared {
             Kind::Bye => {
                 sessions.remove(&h.session);
             }
+            Kind::Challenge => self.on_challenge(sessions, &h, frame.body),
+            Kind::Proof => self.on_proof(sessions, &h, frame.body),
+            Kind::Ack => self.on_ack(sessions, &h, frame.body),
         }
         false
     }
@@ -168,7 +194,7 @@ impl Shared {
     /// reported.
     fn in_sequence<'s>(
         &self,
-        sessions: &'s mut IdMap<SessionIn>,
+        sessions: &'s mut Sessions,
         h: &Header,
     ) -> Option<Option<&'s Arc<Peer>>> {
         let Some(next) = h.seq.checked_add(1) else {
@@ -176,16 +202,14 @@ impl Shared {
             return None;
         };
         let (missed, back) = {
-            match sessions.entry(h.session) {
-                Entry::Vacant(v) => {
-                    v.insert(SessionIn {
-                        expected: next,
-                        reply: None,
-                    });
-                    (h.seq, None)
+            match sessions.arrive(h.session, next) {
+                Arrival::Opened => (h.seq, None),
+                // The table is full: nothing of a new session is read.
+                Arrival::Refused => {
+                    Counters::bump(&self.counters.sessions_refused, 1);
+                    return None;
                 }
-                Entry::Occupied(o) => {
-                    let s = o.into_mut();
+                Arrival::Known(s) => {
                     if h.seq < s.expected {
                         Counters::bump(&self.counters.duplicates, 1);
                         return None;
@@ -218,7 +242,7 @@ impl Shared {
     /// until it is (see [`connect_back`](crate::connect_back)), or
     /// dropped and counted when that cannot be queued.
     fn on_hello(&self, sessions: &mut IdMap<SessionIn>, h: &Header, body: &[u8]) {
-        let hello = match decode_exact::<Hello>(body) {
+        let hello = match decode_hello(body) {
             Ok(hello) => hello,
             Err(e) => {
                 if e.is_trailing() {
@@ -229,7 +253,7 @@ impl Shared {
             }
         };
         if let Some(back) = self.live_peer(&hello.from) {
-            return self.answer_hello(sessions, h, &hello, &back);
+            return self.hello_landed(sessions, h, &hello, &back);
         }
         if !self.connect_back.park(self, *h, hello, body.len()) {
             Counters::bump(&self.counters.hellos_dropped, 1);
@@ -245,7 +269,7 @@ impl Shared {
     ) {
         for (p, link) in landed {
             match link {
-                Some(back) => self.answer_hello(sessions, &p.header, &p.hello, &back),
+                Some(back) => self.hello_landed(sessions, &p.header, &p.hello, &back),
                 // No way to answer; the asker's lookup times out.
                 None => Counters::bump(&self.counters.refused, 1),
             }
@@ -254,7 +278,7 @@ impl Shared {
 
     /// Answers a hello over `back`, the link to its sender, which its
     /// session's asks are answered over from now on.
-    fn answer_hello(
+    pub(crate) fn answer_hello(
         &self,
         sessions: &mut IdMap<SessionIn>,
         h: &Header,
@@ -264,6 +288,10 @@ impl Shared {
         let previous = {
             if let Some(s) = sessions.get_mut(&h.session) {
                 s.reply = Some(back.clone());
+                // Its sender reads acks: acknowledged from the next tick.
+                if h.wire_id & crate::acks::READS_ACKS != 0 && s.acked.is_none() {
+                    s.acked = Some(0);
+                }
             }
             // The lost session this one replaces: what it sent that never
             // arrived. Reported once, when the first hello of the new

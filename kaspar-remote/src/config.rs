@@ -4,6 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::acks::Retain;
+use crate::auth::Auth;
 use crate::inbound::RemoteInput;
 use crate::policy::{IdleStrategy, SendPolicy};
 
@@ -31,6 +33,49 @@ pub struct NodeConfig {
     /// it idle. [`IdleStrategy::Spin`] for a node on a core of its own
     /// (the round-trip bench uses it).
     pub idle: IdleStrategy,
+    /// The most inbound sessions (connections to this node) held at once.
+    /// A frame that would open one more is dropped unread and counted
+    /// ([`NodeStats::sessions_refused`]); a lookup whose hello is refused
+    /// so times out. Default 4096: a session per sending process per node
+    /// it talks to, so far above a real deployment's peers, and at about
+    /// 100 bytes a session, at most half a MiB however many session ids
+    /// peers make up.
+    pub max_sessions: usize,
+    /// How long an inbound session may send nothing before it is evicted
+    /// and its memory freed (counted in [`NodeStats::sessions_evicted`]),
+    /// checked by the bridge's periodic work: evicted after between this
+    /// and twice this without a frame. A session whose sender said hello
+    /// and is alive (its link back is live) is kept however long it is
+    /// quiet, since evicting it would leave that peer's next asks without
+    /// a route for their replies; it is evicted once its sender is lost.
+    /// `Duration::MAX` turns eviction off. Default 30 s: well above the
+    /// connect timeout a hello may wait for its link back, and short
+    /// enough that sessions a forger made up go within a minute.
+    pub session_idle: Duration,
+    /// The most remote asks (and requests) of this node waiting for their
+    /// reply at once. One more is refused at once, its message handed
+    /// back ([`SendError::Full`](kaspar::SendError::Full)), and counted
+    /// ([`NodeStats::asks_refused`]): a peer that never answers holds no
+    /// more than this many until the reply timeout. Default 65,536: at
+    /// about 150 bytes an ask, under 10 MiB; far more asks in flight than
+    /// a transport's buffers hold, so a healthy peer never meets it.
+    /// Lookups are not counted: each waits for its answer on its own
+    /// thread.
+    pub max_pending: usize,
+    /// Peer authentication; `None` (the default) accepts every peer, as
+    /// nodes before it did. With `Some`, nothing of a peer's is handled
+    /// until it has proved it holds the key ([`Auth`]; the handshake is
+    /// described in [`auth`](crate::auth)), the node proves the same to
+    /// the nodes it looks up, and both ends of a lookup need it. Turn it
+    /// on wherever the transport's own access control admits processes
+    /// that are not all trusted (the book's remote chapter, "Trust"): for
+    /// UDP always, with [`Auth::sign_frames`].
+    pub auth: Option<Auth>,
+    /// Keeps, per outbound link, the last messages the peer has not
+    /// acknowledged yet, for dead letters if the link is lost before it
+    /// does ([`Retain`]; see [`LinkLoss`](crate::LinkLoss)). `None` (the
+    /// default): nothing is kept, and a loss only counts them.
+    pub retain: Option<Retain>,
 }
 
 impl Default for NodeConfig {
@@ -42,6 +87,11 @@ impl Default for NodeConfig {
             inbound_wait: Duration::from_millis(10),
             poll_batch: 256,
             idle: IdleStrategy::DEFAULT,
+            max_sessions: 4096,
+            session_idle: Duration::from_secs(30),
+            max_pending: 65_536,
+            auth: None,
+            retain: None,
         }
     }
 }
@@ -50,6 +100,7 @@ impl Default for NodeConfig {
 pub struct Export {
     pub(crate) fast: bool,
     pub(crate) feed: Option<Box<dyn Fn(RemoteInput) -> bool + Send + Sync>>,
+    pub(crate) allow: Option<Vec<String>>,
 }
 
 impl Export {
@@ -58,6 +109,7 @@ impl Export {
         Export {
             fast: false,
             feed: None,
+            allow: None,
         }
     }
 
@@ -88,6 +140,25 @@ impl Export {
     }
 }
 
+impl Export {
+    /// Admits only the peers that authenticated as one of `key_ids`
+    /// ([`Auth::new`]'s and [`Auth::peer`]'s ids): another peer's lookup
+    /// fails with [`Refused::NotAllowed`](crate::Refused::NotAllowed), and
+    /// its tells and asks are refused (an ask with that error), even on a
+    /// session that may call another export. Needs
+    /// [`NodeConfig::auth`]: exporting with an allow list on a node
+    /// without it fails ([`ExportError::NeedsAuth`](crate::ExportError::NeedsAuth)),
+    /// since there would be no key id to check.
+    pub fn allow<I, S>(mut self, key_ids: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allow = Some(key_ids.into_iter().map(Into::into).collect());
+        self
+    }
+}
+
 impl Default for Export {
     fn default() -> Self {
         Export::new()
@@ -99,6 +170,7 @@ impl fmt::Debug for Export {
         f.debug_struct("Export")
             .field("fast_send", &self.fast)
             .field("fed", &self.feed.is_some())
+            .field("allow", &self.allow)
             .finish()
     }
 }
@@ -165,6 +237,41 @@ pub struct NodeStats {
     /// route's [`deliver_input`](crate::deliver_input), which refuses it
     /// without counting it here.
     pub trailing: u64,
+    /// Frames dropped unread because the node requires authentication
+    /// ([`NodeConfig::auth`]) and their session may not send them: hellos
+    /// without a valid MAC (or replayed), frames of sessions that never
+    /// authenticated, challenges and proofs that do not verify, frames
+    /// whose tag does not verify. Nothing is sent in answer to any of
+    /// them. (A tell or ask past an export's allow list is counted in
+    /// `refused` instead: its session is authenticated.)
+    pub unauthenticated: u64,
+    /// Of `unauthenticated`: hellos with a valid MAC seen before, refused
+    /// as replays.
+    pub replayed: u64,
     /// Remote asks waiting for their reply.
     pub pending: usize,
+    /// Inbound sessions held now (at most
+    /// [`NodeConfig::max_sessions`]), as of the last batch of frames or
+    /// periodic check.
+    pub sessions: usize,
+    /// Frames dropped because they would have opened a session past
+    /// [`NodeConfig::max_sessions`].
+    pub sessions_refused: u64,
+    /// Sessions evicted after [`NodeConfig::session_idle`] without a
+    /// frame.
+    pub sessions_evicted: u64,
+    /// Asks (and requests) refused at once because
+    /// [`NodeConfig::max_pending`] were waiting for their replies.
+    pub asks_refused: u64,
+    /// Frames this node sent on links later found lost that their peer
+    /// never acknowledged as handled: the sum of the
+    /// [`LinkLoss::unacknowledged`](crate::LinkLoss::unacknowledged)
+    /// counts ([`Node::losses`](crate::Node::losses)).
+    pub unacknowledged: u64,
+    /// Of `unacknowledged`, the messages handed to dead letters from a
+    /// [`NodeConfig::retain`] buffer.
+    pub unacknowledged_dead_lettered: u64,
+    /// Of `unacknowledged`, the frames that were not held for dead letters:
+    /// `unacknowledged - unacknowledged_dead_lettered`.
+    pub unacknowledged_not_retained: u64,
 }

@@ -315,6 +315,7 @@ mod tests {
                 actor: "X".into(),
                 schema: 0,
                 previous: None,
+                auth: None,
             },
         };
         {

@@ -39,6 +39,14 @@ pub enum Refused {
         /// The export's schema hash.
         schema: u64,
     },
+    /// The export's allow list ([`Export::allow`](crate::Export::allow))
+    /// does not name the caller's key id.
+    NotAllowed {
+        /// The export's name.
+        export: String,
+        /// The key id the caller authenticated as.
+        peer: String,
+    },
 }
 
 impl fmt::Display for Refused {
@@ -60,6 +68,9 @@ impl fmt::Display for Refused {
             Refused::NoSuchExport(name) => write!(f, "nothing is exported as {name:?}"),
             Refused::WrongActor { actor, schema } => {
                 write!(f, "the export is a {actor} with schema {schema:#018x}")
+            }
+            Refused::NotAllowed { export, peer } => {
+                write!(f, "the export {export:?} does not admit the peer {peer:?}")
             }
         }
     }
@@ -140,6 +151,10 @@ pub enum ExportError {
     NameTaken(String),
     /// The transport would not announce the record.
     Link(LinkError),
+    /// An allow list ([`Export::allow`](crate::Export::allow)) on a node
+    /// that does not authenticate its peers
+    /// ([`NodeConfig::auth`](crate::NodeConfig::auth) is `None`).
+    NeedsAuth(String),
 }
 
 impl fmt::Display for ExportError {
@@ -147,6 +162,10 @@ impl fmt::Display for ExportError {
         match self {
             ExportError::NameTaken(name) => write!(f, "{name:?} is already exported by this node"),
             ExportError::Link(e) => write!(f, "{e}"),
+            ExportError::NeedsAuth(name) => write!(
+                f,
+                "{name:?} has an allow list, but this node does not authenticate its peers (NodeConfig::auth)"
+            ),
         }
     }
 }

@@ -4,7 +4,9 @@
 //! offset size  field
 //!      0    2  magic "KR"
 //!      2    1  version (1)
-//!      3    1  kind: 1 hello, 2 welcome, 3 tell, 4 ask, 5 reply, 6 error, 7 bye
+//!      3    1  kind: 1 hello, 2 welcome, 3 tell, 4 ask, 5 reply, 6 error, 7 bye,
+//!                8 challenge, 9 proof (authentication: see `auth`),
+//!                10 ack (what a session's receiver has handled: see `acks`)
 //!      4    4  target: the export's slot in the receiving node
 //!      8    4  wire id of the message (0 for control frames)
 //!     12    4  body length in bytes
@@ -13,6 +15,24 @@
 //!     32    8  sequence number within the session, from 0
 //!     40    -  body (postcard)
 //! ```
+//!
+//! A message frame (tell, ask, reply) may carry the trace context of the
+//! handler that sent it (kaspar's `TraceContext`, with this crate's
+//! feature `tracing`). It then has the high bit (0x80) of its kind byte
+//! set, and 24 more bytes between the header and the body, which the body
+//! length does not count:
+//!
+//! ```text
+//!     40   16  trace id (never 0)
+//!     56    8  the sending span's id (never 0)
+//!     64    -  body (postcard)
+//! ```
+//!
+//! A node writes the context only with the feature on, and only from
+//! inside a handler; every other frame is the plain layout above, byte for
+//! byte. Every node reads both layouts, with the feature or without, so
+//! that turning tracing on in one process never cuts it off from its
+//! peers; without the feature the context is checked and skipped.
 //!
 //! All integers are little-endian. [`Frame::parse`] checks every field it
 //! can without knowing the body's type and never panics; the body is
@@ -30,6 +50,11 @@ use serde::Serialize;
 
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 40;
+/// Length of the trace context a traced message frame carries after its
+/// header.
+pub const TRACE_LEN: usize = 24;
+/// The kind byte's flag for a frame that carries a trace context.
+const TRACED: u8 = 0x80;
 const MAGIC: [u8; 2] = *b"KR";
 const VERSION: u8 = 1;
 
@@ -52,6 +77,16 @@ pub enum Kind {
     Error = 6,
     /// The sender closes its session in order: no gap to report.
     Bye = 7,
+    /// The answer to an authenticated hello: the server's nonce and its
+    /// proof of the key.
+    Challenge = 8,
+    /// The client's answer to a challenge.
+    Proof = 9,
+    /// What the receiver of a session has handled: sent back on its link
+    /// to the sender, the acknowledged session's id in the correlation
+    /// field, the count of its frames handled in the body (see
+    /// [`LinkLoss`](crate::LinkLoss)).
+    Ack = 10,
 }
 
 impl Kind {
@@ -64,6 +99,9 @@ impl Kind {
             5 => Kind::Reply,
             6 => Kind::Error,
             7 => Kind::Bye,
+            8 => Kind::Challenge,
+            9 => Kind::Proof,
+            10 => Kind::Ack,
             _ => return None,
         })
     }
@@ -115,6 +153,10 @@ pub struct Frame<'a> {
     pub header: Header,
     /// The postcard body, exactly `header.body_len` bytes.
     pub body: &'a [u8],
+    /// The trace context of the handler that sent it, if the frame
+    /// carries one (feature `tracing`).
+    #[cfg(feature = "tracing")]
+    pub trace: Option<kaspar::TraceContext>,
 }
 
 /// Why bytes are not a frame.
@@ -136,9 +178,13 @@ pub enum FrameError {
     BadLength {
         /// What the header says.
         declared: u32,
-        /// The bytes after the header.
+        /// The bytes after the header (and its trace context).
         actual: usize,
     },
+    /// The kind byte announces a trace context, but the frame is too short
+    /// to hold one, one of its ids is zero, or the kind is not a message
+    /// (tell, ask, reply).
+    BadTrace,
 }
 
 impl fmt::Display for FrameError {
@@ -158,6 +204,10 @@ impl fmt::Display for FrameError {
             FrameError::BadLength { declared, actual } => write!(
                 f,
                 "the header declares a {declared}-byte body but {actual} bytes follow"
+            ),
+            FrameError::BadTrace => f.write_str(
+                "the kind byte announces a trace context that is missing, zero, \
+                 or on a frame that is no message",
             ),
         }
     }
@@ -190,7 +240,11 @@ impl<'a> Frame<'a> {
         if head[2] != VERSION {
             return Err(FrameError::BadVersion(head[2]));
         }
-        let kind = Kind::from_u8(head[3]).ok_or(FrameError::BadKind(head[3]))?;
+        let kind = Kind::from_u8(head[3] & !TRACED).ok_or(FrameError::BadKind(head[3]))?;
+        let (trace, body) = match head[3] & TRACED {
+            0 => (None, body),
+            _ => split_trace(kind, body)?,
+        };
         let body_len = u32_at(head, 12);
         if usize::try_from(body_len).ok() != Some(body.len()) {
             return Err(FrameError::BadLength {
@@ -198,6 +252,9 @@ impl<'a> Frame<'a> {
                 actual: body.len(),
             });
         }
+        // Without the feature a context is checked, then dropped.
+        #[cfg(not(feature = "tracing"))]
+        let _ = trace;
         Ok(Frame {
             header: Header {
                 kind,
@@ -209,8 +266,31 @@ impl<'a> Frame<'a> {
                 seq: u64_at(head, 32),
             },
             body,
+            #[cfg(feature = "tracing")]
+            trace: trace.map(|(trace_id, span_id)| kaspar::TraceContext { trace_id, span_id }),
         })
     }
+}
+
+/// The trace context at the front of what follows a traced frame's header,
+/// and the body after it: `(trace id, sending span id)`, both nonzero.
+#[cold]
+#[allow(clippy::type_complexity)]
+fn split_trace(kind: Kind, rest: &[u8]) -> Result<(Option<(u128, u64)>, &[u8]), FrameError> {
+    if !matches!(kind, Kind::Tell | Kind::Ask | Kind::Reply) {
+        return Err(FrameError::BadTrace);
+    }
+    let (trace, body) = rest
+        .split_at_checked(TRACE_LEN)
+        .ok_or(FrameError::BadTrace)?;
+    let mut id = [0; 16];
+    id.copy_from_slice(&trace[..16]);
+    let trace_id = u128::from_le_bytes(id);
+    let span_id = u64_at(trace, 16);
+    if trace_id == 0 || span_id == 0 {
+        return Err(FrameError::BadTrace);
+    }
+    Ok((Some((trace_id, span_id)), body))
 }
 
 /// Why a value cannot be framed.
@@ -243,6 +323,49 @@ pub(crate) fn write<B: Serialize + ?Sized>(buf: &mut [u8], header: &Header, valu
     head.fill(0);
 }
 
+/// The trace context a frame of `kind` sent now carries: the current
+/// handler's, for a message frame (tell, ask, reply) sent from inside one.
+#[cfg(feature = "tracing")]
+pub(crate) fn trace_for(kind: Kind) -> Option<kaspar::TraceContext> {
+    match kind {
+        Kind::Tell | Kind::Ask | Kind::Reply => kaspar::TraceContext::current(),
+        _ => None,
+    }
+}
+
+/// The bytes `trace` adds to a frame.
+#[cfg(feature = "tracing")]
+pub(crate) fn trace_len(trace: Option<kaspar::TraceContext>) -> usize {
+    trace.map_or(0, |_| TRACE_LEN)
+}
+
+/// [`write`], with `trace` (if any) after the header: `buf` is then
+/// exactly `HEADER_LEN + TRACE_LEN + header.body_len` long, and the kind
+/// byte carries the flag. Without a context, exactly `write`.
+#[cfg(feature = "tracing")]
+pub(crate) fn write_traced<B: Serialize + ?Sized>(
+    buf: &mut [u8],
+    header: &Header,
+    trace: Option<kaspar::TraceContext>,
+    value: &B,
+) {
+    let Some(trace) = trace else {
+        return write(buf, header, value);
+    };
+    let (head, body) = buf.split_at_mut((HEADER_LEN + TRACE_LEN).min(buf.len()));
+    let written = postcard::to_slice(value, body).map(|b| b.len());
+    if written.ok() == usize::try_from(header.body_len).ok()
+        && head.len() == HEADER_LEN + TRACE_LEN
+        && header.write_to(head)
+    {
+        head[3] |= TRACED;
+        head[40..56].copy_from_slice(&trace.trace_id.to_le_bytes());
+        head[56..64].copy_from_slice(&trace.span_id.to_le_bytes());
+        return;
+    }
+    head.fill(0);
+}
+
 /// `header` and `value` as one owned frame: for tests and tools, never on
 /// the send path.
 pub fn to_vec<B: Serialize + ?Sized>(header: &Header, value: &B) -> Result<Vec<u8>, String> {
@@ -251,4 +374,137 @@ pub fn to_vec<B: Serialize + ?Sized>(header: &Header, value: &B) -> Result<Vec<u
     let mut buf = vec![0; HEADER_LEN + header.body_len as usize];
     write(&mut buf, &header, value);
     Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(kind: Kind) -> Header {
+        Header {
+            kind,
+            target: 3,
+            wire_id: 77,
+            body_len: 0,
+            correlation: 9,
+            session: 11,
+            seq: 5,
+        }
+    }
+
+    /// A frame of `kind` with body `(7u32, "px")` and, after its header,
+    /// the trace bytes `trace` (the flag set), as a traced sender writes it.
+    fn traced_bytes(kind: Kind, trace: [u8; TRACE_LEN]) -> Vec<u8> {
+        let plain = to_vec(&header(kind), &(7u32, "px")).unwrap();
+        let mut bytes = plain[..HEADER_LEN].to_vec();
+        bytes[3] |= TRACED;
+        bytes.extend_from_slice(&trace);
+        bytes.extend_from_slice(&plain[HEADER_LEN..]);
+        bytes
+    }
+
+    fn trace_bytes(trace_id: u128, span_id: u64) -> [u8; TRACE_LEN] {
+        let mut t = [0; TRACE_LEN];
+        t[..16].copy_from_slice(&trace_id.to_le_bytes());
+        t[16..].copy_from_slice(&span_id.to_le_bytes());
+        t
+    }
+
+    #[test]
+    fn a_traced_message_frame_reads_as_the_plain_one_with_its_context() {
+        let plain_bytes = to_vec(&header(Kind::Tell), &(7u32, "px")).unwrap();
+        let plain = Frame::parse(&plain_bytes).unwrap();
+        let bytes = traced_bytes(Kind::Tell, trace_bytes(0xabc << 64 | 0xdef, 42));
+        let traced = Frame::parse(&bytes).unwrap();
+        assert_eq!(traced.header, plain.header);
+        assert_eq!(traced.body, plain.body);
+        #[cfg(feature = "tracing")]
+        {
+            assert_eq!(plain.trace, None);
+            let context = kaspar::TraceContext {
+                trace_id: 0xabc << 64 | 0xdef,
+                span_id: 42,
+            };
+            assert_eq!(traced.trace, Some(context));
+        }
+    }
+
+    #[test]
+    fn a_trace_context_that_is_short_zero_or_on_a_control_frame_is_refused() {
+        let good = trace_bytes(1, 1);
+        for kind in [Kind::Hello, Kind::Welcome, Kind::Error, Kind::Bye] {
+            assert_eq!(
+                Frame::parse(&traced_bytes(kind, good)),
+                Err(FrameError::BadTrace),
+                "{kind:?}"
+            );
+        }
+        for kind in [Kind::Tell, Kind::Ask, Kind::Reply] {
+            assert!(Frame::parse(&traced_bytes(kind, good)).is_ok(), "{kind:?}");
+        }
+        assert_eq!(
+            Frame::parse(&traced_bytes(Kind::Ask, trace_bytes(0, 1))),
+            Err(FrameError::BadTrace)
+        );
+        assert_eq!(
+            Frame::parse(&traced_bytes(Kind::Ask, trace_bytes(1, 0))),
+            Err(FrameError::BadTrace)
+        );
+        // Cut inside the context: no body is read from its bytes.
+        let bytes = traced_bytes(Kind::Tell, good);
+        for cut in HEADER_LEN..HEADER_LEN + TRACE_LEN {
+            assert_eq!(Frame::parse(&bytes[..cut]), Err(FrameError::BadTrace));
+        }
+        // The body length counts the body only.
+        assert!(matches!(
+            Frame::parse(&bytes[..bytes.len() - 1]),
+            Err(FrameError::BadLength { .. })
+        ));
+    }
+
+    #[cfg(feature = "tracing")]
+    #[test]
+    fn the_writer_lays_out_what_the_reader_reads_and_nothing_without_a_context() {
+        let value = (7u32, "px");
+        let mut h = header(Kind::Reply);
+        h.body_len = body_len(&value).unwrap();
+        let plain = to_vec(&h, &value).unwrap();
+        let mut untraced = vec![0; plain.len()];
+        write_traced(&mut untraced, &h, None, &value);
+        assert_eq!(
+            untraced, plain,
+            "no context: the plain frame, byte for byte"
+        );
+
+        let context = kaspar::TraceContext {
+            trace_id: u128::MAX - 5,
+            span_id: 0x0102_0304_0506_0708,
+        };
+        let mut buf = vec![0; plain.len() + trace_len(Some(context))];
+        write_traced(&mut buf, &h, Some(context), &value);
+        let frame = Frame::parse(&buf).unwrap();
+        assert_eq!(frame.trace, Some(context));
+        assert_eq!(frame.header, h);
+        assert_eq!(
+            buf,
+            traced_bytes(
+                Kind::Reply,
+                trace_bytes(u128::MAX - 5, 0x0102_0304_0506_0708)
+            )
+        );
+        // A buffer of the wrong size is left unreadable, not garbled.
+        let mut short = vec![0; buf.len() - 1];
+        write_traced(&mut short, &h, Some(context), &value);
+        assert_eq!(Frame::parse(&short), Err(FrameError::BadMagic));
+    }
+
+    #[cfg(feature = "tracing")]
+    #[test]
+    fn only_message_frames_sent_from_a_handler_carry_a_context() {
+        // No handler runs on a test thread.
+        for kind in [Kind::Tell, Kind::Ask, Kind::Reply, Kind::Hello, Kind::Error] {
+            assert_eq!(trace_for(kind), None);
+            assert_eq!(trace_len(trace_for(kind)), 0);
+        }
+    }
 }

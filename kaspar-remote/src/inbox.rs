@@ -6,12 +6,14 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
+use crate::config::NodeConfig;
 use crate::frame::{Header, Kind};
-use crate::idmap::IdMap;
 use crate::link::{LinkError, LinkRx};
 use crate::peer::Peer;
-use crate::shared::Shared;
+use crate::sessions::Sessions;
+use crate::shared::{Counters, Shared};
 
 /// A node's receiving side: the transport's inbox and what only the
 /// thread polling it touches, behind the node's inbox lock (the bridge
@@ -22,8 +24,8 @@ use crate::shared::Shared;
 /// here instead of counting a reference.
 pub(crate) struct Inbox<R> {
     rx: R,
-    /// The inbound sessions, by session id.
-    sessions: IdMap<SessionIn>,
+    /// The inbound sessions, by session id, bounded.
+    sessions: Sessions,
     /// Frames taken (read by [`Node::stats`](crate::Node::stats) from
     /// another thread, written only here: no read-modify-write).
     frames_in: u64,
@@ -77,6 +79,30 @@ pub(crate) struct SessionIn {
     /// answer to its hello, which goes out only once the link is set
     /// here.
     pub(crate) reply: Option<Arc<Peer>>,
+    /// How the session is authenticated; `None` until some of it is (and
+    /// always on a node that does not require authentication).
+    pub(crate) auth: Option<Box<crate::auth::SessionAuth>>,
+    /// The count of frames last acknowledged to the sender (see
+    /// [`acks`](crate::acks)); `None` while its sender has not said that
+    /// it reads acks, or never will (an older build).
+    pub(crate) acked: Option<u64>,
+    /// Which session of this id it is, for the table's idle checks
+    /// ([`Sessions`]).
+    pub(crate) gen: u32,
+}
+
+impl SessionIn {
+    /// A session whose next frame is numbered `expected`, that has not
+    /// said hello; `gen` is the table's.
+    pub(crate) fn new(expected: u64, gen: u32) -> Self {
+        SessionIn {
+            expected,
+            reply: None,
+            auth: None,
+            acked: None,
+            gen,
+        }
+    }
 }
 
 impl<R> Inbox<R> {
@@ -93,13 +119,26 @@ impl<R> Inbox<R> {
             shared.caught(payload);
         }
     }
+
+    /// Evicts the sessions idle past the node's `session_idle` (the
+    /// bridge's periodic work), and publishes the table's size.
+    pub(crate) fn sweep(&mut self, shared: &Shared, now: Instant) {
+        // The tick's acks, for what was handled since the last one.
+        shared.acknowledge(&mut self.sessions);
+        let evicted = self.sessions.sweep(now);
+        if evicted > 0 {
+            Counters::bump(&shared.counters.sessions_evicted, evicted);
+        }
+        let open = self.sessions.len() as u64;
+        shared.counters.sessions.store(open, Ordering::Relaxed);
+    }
 }
 
 impl<R: LinkRx> Inbox<R> {
-    pub(crate) fn new(rx: R) -> Self {
+    pub(crate) fn new(rx: R, config: &NodeConfig) -> Self {
         Inbox {
             rx,
-            sessions: IdMap::default(),
+            sessions: Sessions::new(config.max_sessions, config.session_idle),
             frames_in: 0,
             catch: Catch::default(),
         }
@@ -137,6 +176,8 @@ impl<R: LinkRx> Inbox<R> {
                 .counters
                 .frames_in
                 .store(*frames_in, Ordering::Relaxed);
+            let open = sessions.len() as u64;
+            shared.counters.sessions.store(open, Ordering::Relaxed);
         }
         (polled, answered)
     }

@@ -91,7 +91,9 @@
 #[cfg(test)]
 extern crate self as kaspar_remote;
 
+mod acks;
 mod addr;
+pub mod auth;
 mod bridge;
 mod config;
 mod connect_back;
@@ -102,6 +104,7 @@ mod idmap;
 mod inbound;
 mod inbox;
 pub mod link;
+mod lookup;
 pub mod loopback;
 mod no_fast_send;
 mod node;
@@ -109,12 +112,17 @@ mod peer;
 mod pending;
 mod policy;
 mod polling;
+mod reconnect;
+mod schema;
+mod sessions;
 mod shared;
 pub mod topic;
 pub mod transport;
 mod wire;
 
+pub use acks::{LinkLoss, Retain, RetainedSend};
 pub use addr::{ActorRef, RemoteAddr};
+pub use auth::{Auth, AuthError};
 pub use config::{Export, Gap, NodeConfig, NodeStats};
 pub use error::{ExportError, LookupError, PolicyError, Refused};
 pub use inbound::{deliver_input, RemoteInput};
@@ -122,21 +130,28 @@ pub use link::{LinkError, LinkRx, LinkTx, PeerState, Transport};
 pub use no_fast_send::InThisProcess;
 pub use node::Node;
 pub use policy::{IdleStrategy, SendPolicy};
+pub use reconnect::Reconnect;
+pub use schema::Schema;
 pub use wire::{RemoteActor, RemoteHandler, RemoteMessage, Wire, WireReply};
 
 /// `#[derive(Wire)]`: see [`Wire`](trait@Wire).
 pub use kaspar_macros::Wire;
+
+/// `#[derive(Schema)]`: see [`Schema`](trait@Schema).
+pub use kaspar_macros::Schema;
 
 /// What `#[actor(remote)]` and `#[derive(Wire)]` expansions name. Not
 /// part of the public API.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::inbound::{deliver, Inbound};
+    pub use crate::schema::{field, name, num, tag, Schema};
     pub use crate::wire::{schema_hash, RemoteActor, RemoteHandler, RemoteMessage, Wire};
     pub use crate::Refused;
     pub use core::result::Result;
     pub use kaspar::__private::ActorConfig;
     pub use kaspar::Addr;
+    pub use kaspar::Handler;
     pub use serde;
 
     /// Decodes `bytes` as a frame and its body as the control message its
@@ -153,9 +168,12 @@ pub mod __private {
             return false;
         }
         match frame.header.kind {
-            Kind::Hello => decode_exact::<crate::control::Hello>(frame.body).is_ok(),
+            Kind::Hello => crate::control::decode_hello(frame.body).is_ok(),
+            Kind::Challenge => decode_exact::<crate::control::Challenge>(frame.body).is_ok(),
+            Kind::Proof => decode_exact::<crate::control::Proof>(frame.body).is_ok(),
             Kind::Error => decode_exact::<Refused>(frame.body).is_ok(),
             Kind::Welcome | Kind::Bye => decode_exact::<()>(frame.body).is_ok(),
+            Kind::Ack => decode_exact::<u64>(frame.body).is_ok(),
             Kind::Tell | Kind::Ask | Kind::Reply => true,
         }
     }

@@ -7,23 +7,23 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use kaspar::{Addr, AskError};
+use kaspar::Addr;
 use parking_lot::Mutex;
 
+use crate::acks::LinkLoss;
 use crate::addr::RemoteAddr;
 use crate::bridge;
 use crate::config::Gap;
 use crate::config::{Export, NodeConfig, NodeStats};
-use crate::control::{ExportRecord, Hello};
+use crate::control::ExportRecord;
 use crate::error::{ExportError, LookupError, Refused};
 use crate::frame::Kind;
 use crate::inbound::{Inbound, RemoteInput};
 use crate::inbox::Inbox;
 use crate::link::{LinkTx, Transport};
-use crate::pending::{Complete, Outcome};
 use crate::policy::SendPolicy;
 use crate::shared::{DeliverFn, ExportSlot, Shared};
-use crate::wire::{decode_exact, RemoteActor};
+use crate::wire::RemoteActor;
 
 /// This process's presence on one transport: an inbox (its endpoint), the
 /// bridge thread that serves it, the actors it exports and the links it
@@ -94,15 +94,18 @@ impl<T: Transport> Node<T> {
         endpoint: &str,
         config: NodeConfig,
     ) -> Result<Self, crate::LinkError> {
-        let inbox = Arc::new(Mutex::new(Inbox::new(transport.listen(endpoint)?)));
+        let inbox = Arc::new(Mutex::new(Inbox::new(transport.listen(endpoint)?, &config)));
         let transport = Arc::new(transport);
         let t = transport.clone();
         let connect = Box::new(move |ep: &str, timeout: Duration| {
             t.connect(ep, timeout)
                 .map(|tx| Box::new(tx) as Box<dyn LinkTx>)
         });
-        let shared =
-            Arc::new_cyclic(|me| Shared::new(endpoint.to_owned(), config, connect, me.clone()));
+        let t = transport.clone();
+        let discover = Box::new(move |name: &str| t.discover(name));
+        let shared = Arc::new_cyclic(|me| {
+            Shared::new(endpoint.to_owned(), config, connect, discover, me.clone())
+        });
         let stop = Arc::new(AtomicBool::new(false));
         let bridge = {
             let (inbox, shared, stop) = (inbox.clone(), shared.clone(), stop.clone());
@@ -145,6 +148,9 @@ impl<T: Transport> Node<T> {
         addr: &Addr<A>,
         how: Export,
     ) -> Result<(), ExportError> {
+        if how.allow.is_some() && self.shared.auth.is_none() {
+            return Err(ExportError::NeedsAuth(name.to_owned()));
+        }
         let mut exports = self.shared.exports.write();
         if exports.iter().flatten().any(|e| e.name == name) {
             return Err(ExportError::NameTaken(name.to_owned()));
@@ -190,6 +196,9 @@ impl<T: Transport> Node<T> {
             schema: A::SCHEMA_HASH,
             deliver,
             _announcement: announcement,
+            allow: how
+                .allow
+                .map(|ids| ids.into_iter().map(String::into_boxed_str).collect()),
         }));
         Ok(())
     }
@@ -214,88 +223,18 @@ impl<T: Transport> Node<T> {
     /// Finds the actor another process exports as `name`, checks that it
     /// is an `A` with this build's schema, connects to it and says hello.
     /// Waits at most the connect timeout (twice: once to connect, once for
-    /// the answer).
+    /// the answer). The address's link, once lost, stays lost, unless it
+    /// is told to reconnect ([`RemoteAddr::with_reconnect`]).
     pub fn lookup<A: RemoteActor>(&self, name: &str) -> Result<RemoteAddr<A>, LookupError> {
-        let bytes = self
-            .transport
-            .discover(name)?
-            .ok_or_else(|| LookupError::NotFound(name.to_owned()))?;
-        let record: ExportRecord =
-            decode_exact(&bytes).map_err(|e| LookupError::BadRecord(e.to_string()))?;
-        if record.actor != A::NAME {
-            return Err(LookupError::WrongActor {
-                expected: A::NAME,
-                found: record.actor,
-            });
-        }
-        if record.schema != A::SCHEMA_HASH {
-            return Err(LookupError::SchemaMismatch {
-                actor: A::NAME,
-                expected: A::SCHEMA_HASH,
-                found: record.schema,
-            });
-        }
         let shared = &self.shared;
-        let (peer, previous) = shared.peer(&record.endpoint)?;
-        let hello = Hello {
-            from: shared.endpoint.clone(),
-            export: name.to_owned(),
-            actor: A::NAME.to_owned(),
-            schema: A::SCHEMA_HASH,
-            previous,
-        };
-        let timeout = shared.config.connect_timeout;
-        let (mut answer, route) = kaspar::__private::ask_pair::<Result<(), Refused>>();
-        let id = shared.pending.next_id();
-        shared.pending.insert(
-            id,
-            peer.id,
-            timeout,
-            Complete::Call(Box::new(move |outcome: Outcome<'_>| match outcome {
-                // A welcome's body is `()`: no bytes.
-                Outcome::Reply(body) => route.deliver(
-                    body.decode::<()>()
-                        .map_err(|e| Refused::Decode(e.to_string())),
-                ),
-                Outcome::Refused(why) => route.deliver(Err(why)),
-                Outcome::Lost => route.fail(AskError::PeerLost),
-            })),
-        );
-        let policy = SendPolicy::Wait(timeout);
-        if peer
-            .send(Kind::Hello, record.slot, 0, id, &hello, policy)
-            .is_err()
-        {
-            shared.pending.cancel(id);
-            return Err(LookupError::Link(crate::LinkError::PeerLost));
-        }
-        match answer.wait_timeout(timeout) {
-            Ok(Ok(())) => Ok(RemoteAddr::new(
-                shared.clone(),
-                peer,
-                record.slot,
-                name,
-                shared.config.policy,
-            )),
-            Ok(Err(Refused::WrongActor { actor, schema })) if actor != A::NAME => {
-                let _ = schema;
-                Err(LookupError::WrongActor {
-                    expected: A::NAME,
-                    found: actor,
-                })
-            }
-            Ok(Err(Refused::WrongActor { schema, .. })) => Err(LookupError::SchemaMismatch {
-                actor: A::NAME,
-                expected: A::SCHEMA_HASH,
-                found: schema,
-            }),
-            Ok(Err(why)) => Err(LookupError::Refused(why)),
-            Err(AskError::Timeout(_)) => {
-                shared.pending.cancel(id);
-                Err(LookupError::Timeout)
-            }
-            Err(_) => Err(LookupError::Link(crate::LinkError::PeerLost)),
-        }
+        let (peer, slot) = shared.lookup(name, A::NAME, A::SCHEMA_HASH)?;
+        Ok(RemoteAddr::new(
+            shared.clone(),
+            peer,
+            slot,
+            name,
+            shared.config.policy,
+        ))
     }
 
     /// The node's counters.
@@ -308,12 +247,19 @@ impl<T: Transport> Node<T> {
     pub fn gaps(&self) -> Vec<Gap> {
         self.shared.gaps()
     }
+
+    /// The outbound links this node found lost (the last 1024), each with
+    /// what it sent that the peer never acknowledged and what became of
+    /// it ([`LinkLoss`]); summed in [`NodeStats::unacknowledged`].
+    pub fn losses(&self) -> Vec<LinkLoss> {
+        self.shared.losses.list()
+    }
 }
 
 impl<T: Transport> Drop for Node<T> {
     /// Says goodbye on every link (so the other ends report no gap),
     /// withdraws every export, stops the bridge thread, fails the remote
-    /// asks still waiting ([`AskError::PeerLost`]) and tells the watchers
+    /// asks still waiting ([`AskError::PeerLost`](kaspar::AskError::PeerLost)) and tells the watchers
     /// of its remote addresses (`ExitReason::PeerLost`: through this node,
     /// the actors are out of reach). Returns within one idle step of the
     /// bridge (at most a millisecond) plus the time a delivery in progress

@@ -1,5 +1,7 @@
 //! Asks (and hellos) waiting for their reply from another process, by
-//! correlation id, with the link they went out on and a deadline.
+//! correlation id, with the link they went out on and a deadline. The
+//! asks are bounded ([`NodeConfig::max_pending`](crate::NodeConfig::max_pending)):
+//! one past the bound is refused when it is registered, before it is sent.
 //!
 //! Registering an ask reads no clock: a clock read costs about 20 ns on a
 //! VM, a tenth of a shared-memory round trip. The entry carries its
@@ -144,13 +146,33 @@ struct Table {
     unstamped: bool,
 }
 
-#[derive(Default)]
 pub(crate) struct Pending {
     table: Mutex<Table>,
     next: AtomicU64,
+    /// The most entries [`try_insert`](Self::try_insert) lets wait.
+    limit: usize,
+    /// Entries `try_insert` refused.
+    refused: AtomicU64,
+}
+
+impl Default for Pending {
+    /// No bound.
+    fn default() -> Self {
+        Pending::with_limit(usize::MAX)
+    }
 }
 
 impl Pending {
+    /// An empty table whose asks are bounded at `limit`.
+    pub(crate) fn with_limit(limit: usize) -> Self {
+        Pending {
+            table: Mutex::default(),
+            next: AtomicU64::new(0),
+            limit,
+            refused: AtomicU64::new(0),
+        }
+    }
+
     /// A fresh correlation id (never 0, which tells and control frames
     /// carry).
     pub(crate) fn next_id(&self) -> u64 {
@@ -158,10 +180,36 @@ impl Pending {
     }
 
     /// Registers `complete` under `id` for an ask sent on link `peer`,
-    /// to fail once `timeout` has passed without a reply (counted from
-    /// the next tick of [`expire`](Self::expire)).
-    pub(crate) fn insert(&self, id: u64, peer: u64, timeout: Duration, complete: Complete) {
+    /// as [`insert`](Self::insert) does, unless the table holds its limit
+    /// already: then `complete` is dropped unrun, the refusal counted,
+    /// and `false` returned (the caller hands the message back).
+    pub(crate) fn try_insert(
+        &self,
+        id: u64,
+        peer: u64,
+        timeout: Duration,
+        complete: Complete,
+    ) -> bool {
         let mut t = self.table.lock();
+        if t.entries.len() >= self.limit {
+            drop(t);
+            Counters::bump(&self.refused, 1);
+            return false;
+        }
+        Self::register(&mut t, id, peer, timeout, complete);
+        true
+    }
+
+    /// Registers `complete` under `id` for a hello sent on link `peer`,
+    /// to fail once `timeout` has passed without a reply (counted from
+    /// the next tick of [`expire`](Self::expire)). Not bounded: a lookup
+    /// waits for its entry to go on its own thread, so there are no more
+    /// of these than threads looking up.
+    pub(crate) fn insert(&self, id: u64, peer: u64, timeout: Duration, complete: Complete) {
+        Self::register(&mut self.table.lock(), id, peer, timeout, complete);
+    }
+
+    fn register(t: &mut Table, id: u64, peer: u64, timeout: Duration, complete: Complete) {
         t.entries.insert(
             id,
             Entry {
@@ -172,6 +220,11 @@ impl Pending {
             },
         );
         t.unstamped = true;
+    }
+
+    /// Asks refused at the limit so far.
+    pub(crate) fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
     }
 
     /// Removes the entry for `id` unanswered (its send failed).
@@ -322,6 +375,27 @@ mod tests {
         assert_eq!(p.expire(t), 0);
         assert_eq!(p.expire(t + Duration::from_secs(86_400)), 0);
         assert_eq!(p.len(), 1);
+    }
+
+    #[test]
+    fn the_limit_refuses_the_next_ask_and_frees_with_an_answer() {
+        let p = Pending::with_limit(2);
+        let ended: Vec<_> = (0..3).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+        let t = Duration::from_secs(1);
+        assert!(p.try_insert(1, 1, t, entry(&ended[0])));
+        assert!(p.try_insert(2, 1, t, entry(&ended[1])));
+        assert!(!p.try_insert(3, 1, t, entry(&ended[2])));
+        assert_eq!((p.len(), p.refused()), (2, 1));
+        // Dropped unrun: the caller reports the refusal.
+        assert_eq!(ended[2].load(Ordering::SeqCst), 0);
+        // Lookups' hellos are not bounded.
+        p.insert(4, 1, t, entry(&ended[2]));
+        assert_eq!(p.len(), 3);
+        let trailing = AtomicU64::new(0);
+        assert!(p.complete(1, Outcome::of_frame(Kind::Reply, &[], &trailing)));
+        assert!(p.complete(4, Outcome::of_frame(Kind::Reply, &[], &trailing)));
+        assert!(p.try_insert(5, 1, t, entry(&ended[0])));
+        assert_eq!((p.len(), p.refused()), (2, 1));
     }
 
     #[test]

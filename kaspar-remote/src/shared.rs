@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::auth::AuthState;
 use crate::config::{Gap, NodeConfig, NodeStats};
 use crate::connect_back::ConnectBack;
 use crate::control::PreviousSession;
@@ -31,6 +32,8 @@ pub(crate) struct ExportSlot {
     pub(crate) schema: u64,
     pub(crate) deliver: DeliverFn,
     pub(crate) _announcement: Announcement,
+    /// The key ids that may call it ([`Export::allow`](crate::Export::allow)).
+    pub(crate) allow: Option<Box<[Box<str>]>>,
 }
 
 #[derive(Default)]
@@ -45,6 +48,12 @@ pub(crate) struct Counters {
     pub(crate) hellos_dropped: AtomicU64,
     pub(crate) panics: AtomicU64,
     pub(crate) trailing: AtomicU64,
+    /// Inbound sessions held: a gauge, stored by the inbox's holder.
+    pub(crate) sessions: AtomicU64,
+    pub(crate) sessions_refused: AtomicU64,
+    pub(crate) sessions_evicted: AtomicU64,
+    pub(crate) unauthenticated: AtomicU64,
+    pub(crate) replayed: AtomicU64,
 }
 
 impl Counters {
@@ -75,6 +84,8 @@ pub(crate) struct Shared {
     peers: Mutex<Peers>,
     gaps: Mutex<Vec<Gap>>,
     connect: Connect,
+    /// Finds announced exports ([`lookup`](crate::lookup)).
+    pub(crate) discover: crate::lookup::Discover,
     /// The node is gone: nothing is sent or answered any more.
     pub(crate) closed: AtomicBool,
     next_peer: AtomicU64,
@@ -83,6 +94,11 @@ pub(crate) struct Shared {
     pub(crate) connect_back: ConnectBack,
     /// This value, for the connector threads it starts.
     pub(crate) me: Weak<Shared>,
+    /// Peer authentication, when the node requires it.
+    pub(crate) auth: Option<AuthState>,
+    /// The outbound links found lost, with what they sent that was never
+    /// acknowledged ([`acks`](crate::acks)).
+    pub(crate) losses: crate::acks::Losses,
 }
 
 #[derive(Default)]
@@ -140,9 +156,14 @@ impl Drop for Landing<'_> {
     }
 }
 
-/// A session id no other connection has: a hash of the time, the process
-/// and a counter.
+/// A session id no other connection has: 64 bits from the OS's
+/// randomness, so another process cannot guess a live session's id; where
+/// the OS gives none, a hash of the time, the process and a counter.
 pub(crate) fn new_session() -> u64 {
+    let mut random = [0; 8];
+    if getrandom::fill(&mut random).is_ok() {
+        return u64::from_le_bytes(random);
+    }
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let t = std::time::SystemTime::now()
@@ -160,21 +181,27 @@ impl Shared {
         endpoint: String,
         config: NodeConfig,
         connect: Connect,
+        discover: crate::lookup::Discover,
         me: Weak<Shared>,
     ) -> Self {
+        let auth = config.auth.clone().map(AuthState::new);
+        let pending = Pending::with_limit(config.max_pending);
         Shared {
             endpoint,
             config,
-            pending: Pending::default(),
+            pending,
             counters: Counters::default(),
             exports: RwLock::new(Vec::new()),
             peers: Mutex::new(Peers::default()),
             gaps: Mutex::new(Vec::new()),
             connect,
+            discover,
             closed: AtomicBool::new(false),
             next_peer: AtomicU64::new(1),
             connect_back: ConnectBack::default(),
             me,
+            auth,
+            losses: Default::default(),
         }
     }
 
@@ -245,7 +272,9 @@ impl Shared {
                         return Err(LinkError::PeerLost);
                     }
                     let id = self.next_peer.fetch_add(1, Ordering::Relaxed);
-                    let peer = Arc::new(Peer::new(id, endpoint.to_owned(), new_session(), link));
+                    let retain = self.config.retain.as_ref().map(|r| r.frames);
+                    let session = new_session();
+                    let peer = Arc::new(Peer::new(id, endpoint.to_owned(), session, link, retain));
                     peers.live.insert(endpoint.to_owned(), peer.clone());
                     Ok((peer, peers.previous.get(endpoint).copied()))
                 });
@@ -290,13 +319,25 @@ impl Shared {
         self.pending.expire(now);
     }
 
-    /// Fails the asks sent on `peer` and tells its watchers.
+    /// Settles what `peer` sent that was never acknowledged, fails the
+    /// asks sent on it and tells its watchers.
     pub(crate) fn report_lost(&self, peer: &Peer) {
+        // A node that closes says goodbye first: what it sent is handled
+        // in order by a live peer, not lost.
+        if !self.closed.load(Ordering::Acquire) {
+            self.account_loss(peer);
+        }
         Counters::bump(&self.counters.peers_lost, 1);
         self.pending.fail_link(peer.id);
         for w in peer.take_watchers() {
             w();
         }
+    }
+
+    /// The live outbound link whose session is `session`.
+    pub(crate) fn link_of_session(&self, session: u64) -> Option<Arc<Peer>> {
+        let peers = self.peers.lock();
+        peers.live.values().find(|p| p.session == session).cloned()
     }
 
     /// Registers `watcher` for the loss of `peer`; tells it at once if
@@ -323,6 +364,7 @@ impl Shared {
     pub(crate) fn stats(&self) -> NodeStats {
         let c = &self.counters;
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let lost = self.losses.totals();
         NodeStats {
             frames_in: get(&c.frames_in),
             rejected: get(&c.rejected),
@@ -334,7 +376,16 @@ impl Shared {
             hellos_dropped: get(&c.hellos_dropped),
             panics: get(&c.panics),
             trailing: get(&c.trailing),
+            unauthenticated: get(&c.unauthenticated),
+            replayed: get(&c.replayed),
             pending: self.pending.len(),
+            sessions: get(&c.sessions) as usize,
+            sessions_refused: get(&c.sessions_refused),
+            sessions_evicted: get(&c.sessions_evicted),
+            asks_refused: self.pending.refused(),
+            unacknowledged: lost.0,
+            unacknowledged_dead_lettered: lost.1,
+            unacknowledged_not_retained: lost.2,
         }
     }
 

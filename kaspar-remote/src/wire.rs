@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::error::Refused;
 use crate::inbound::Inbound;
+use crate::schema::Schema;
 
 /// A message that may cross a process boundary.
 ///
@@ -30,43 +31,46 @@ use crate::inbound::Inbound;
 ///
 /// The id, never a `TypeId` (which differs between builds), names the
 /// message in every frame. The body is the message encoded with postcard.
+///
+/// The derive also implements [`Schema`] for the message, whose hash
+/// covers every type inside it; each of those must be [`Schema`] too
+/// (`#[derive(kaspar_remote::Schema)]`), or the derive does not compile.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a wire message",
     label = "a handler of an `#[actor(remote)]` impl block can be reached from other processes, so its message must be `Wire`",
     note = "derive it: `#[derive(Serialize, Deserialize, kaspar_remote::Wire)] #[wire(id = N)]`, or keep the handler in this process: `#[handler(Msg, local)]`"
 )]
-pub trait Wire: Serialize + DeserializeOwned + Send + 'static {
+pub trait Wire: Schema + Serialize + DeserializeOwned + Send + 'static {
     /// The message's id on the wire, from `#[wire(id = N)]`.
     const WIRE_ID: u32;
-    /// A hash of the type's definition (its fields' names and types, its
-    /// variants), so that two builds whose message definitions differ do
-    /// not connect (it is part of [`RemoteActor::SCHEMA_HASH`]).
-    const SHAPE: u64;
 }
 
-/// What a handler's reply must be to go back over the wire: serde, and
-/// sendable.
+/// What a handler's reply must be to go back over the wire: serde, with a
+/// [`Schema`] hash (part of the actor's schema hash), and sendable.
 #[diagnostic::on_unimplemented(
     message = "the reply `{Self}` cannot go back over the wire",
-    label = "the reply of a remote handler must be serde",
-    note = "derive `Serialize` and `Deserialize` for `{Self}`, or keep the handler in this process: `#[handler(Msg, local)]`"
+    label = "the reply of a remote handler must be serde and `Schema`",
+    note = "derive `Serialize`, `Deserialize` and `kaspar_remote::Schema` for `{Self}`, or keep the handler in this process: `#[handler(Msg, local)]`"
 )]
-pub trait WireReply: Serialize + DeserializeOwned + Send + 'static {}
+pub trait WireReply: Schema + Serialize + DeserializeOwned + Send + 'static {}
 
-impl<R: Serialize + DeserializeOwned + Send + 'static> WireReply for R {}
+impl<R: Schema + Serialize + DeserializeOwned + Send + 'static> WireReply for R {}
 
 /// One remotely reachable handler of an actor, in its schema.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct RemoteMessage {
     /// The message's [`Wire::WIRE_ID`].
     pub wire_id: u32,
-    /// The message's [`Wire::SHAPE`].
+    /// The message's [`Schema::HASH`]: its whole definition, nested
+    /// types included.
     pub shape: u64,
     /// The message type, as written in `#[handler(..)]`.
     pub message: &'static str,
     /// The reply type, as written in the handler's signature (`()` for
     /// none).
     pub reply: &'static str,
+    /// The reply type's [`Schema::HASH`].
+    pub reply_shape: u64,
 }
 
 /// An actor whose handlers can be reached from other processes.
@@ -113,7 +117,8 @@ pub trait RemoteActor: Actor {
     /// The remotely reachable handlers, in declaration order.
     const SCHEMA: &'static [RemoteMessage];
     /// A hash of the actor's name and [`SCHEMA`](Self::SCHEMA) (each
-    /// message's id and shape, and its reply type), independent of the
+    /// message's id, and the [`Schema::HASH`] of the message and of its
+    /// reply, which cover every type inside them), independent of the
     /// handlers' order. A lookup whose hash differs from the exported
     /// actor's fails instead of exchanging messages the two ends would
     /// read differently.
@@ -171,8 +176,9 @@ pub(crate) fn decode_exact<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Decod
 /// FNV-1a's offset basis.
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-/// Bumped when the schema hash's definition changes.
-const SCHEMA_VERSION: u8 = 1;
+/// Bumped when the schema hash's definition changes (2: the reply by its
+/// [`Schema::HASH`] rather than its text; `Schema` covers nested types).
+const SCHEMA_VERSION: u8 = 2;
 
 /// FNV-1a of `bytes`, continuing from `hash`.
 pub const fn fnv1a(mut hash: u64, bytes: &[u8]) -> u64 {
@@ -196,7 +202,7 @@ pub const fn schema_hash(name: &str, messages: &[RemoteMessage]) -> u64 {
         let m = &messages[i];
         let mut h = fnv1a(FNV_OFFSET, &m.wire_id.to_le_bytes());
         h = fnv1a(h, &m.shape.to_le_bytes());
-        h = fnv1a(h, m.reply.as_bytes());
+        h = fnv1a(h, &m.reply_shape.to_le_bytes());
         sum = sum.wrapping_add(h);
         i += 1;
     }
@@ -209,12 +215,13 @@ pub const fn schema_hash(name: &str, messages: &[RemoteMessage]) -> u64 {
 mod tests {
     use super::*;
 
-    const fn msg(wire_id: u32, reply: &'static str) -> RemoteMessage {
+    const fn msg(wire_id: u32, reply: u64) -> RemoteMessage {
         RemoteMessage {
             wire_id,
             shape: 9,
             message: "M",
-            reply,
+            reply: "R",
+            reply_shape: reply,
         }
     }
 
@@ -240,14 +247,17 @@ mod tests {
 
     #[test]
     fn the_schema_hash_ignores_order_and_sees_every_part() {
-        let base = schema_hash("Desk", &[msg(1, "u64"), msg(2, "()")]);
-        assert_eq!(base, schema_hash("Desk", &[msg(2, "()"), msg(1, "u64")]));
-        assert_ne!(base, schema_hash("Book", &[msg(1, "u64"), msg(2, "()")]));
-        assert_ne!(base, schema_hash("Desk", &[msg(1, "u32"), msg(2, "()")]));
-        assert_ne!(base, schema_hash("Desk", &[msg(1, "u64"), msg(3, "()")]));
-        assert_ne!(base, schema_hash("Desk", &[msg(1, "u64")]));
-        let mut other_shape = msg(1, "u64");
+        let base = schema_hash("Desk", &[msg(1, 64), msg(2, 0)]);
+        assert_eq!(base, schema_hash("Desk", &[msg(2, 0), msg(1, 64)]));
+        assert_ne!(base, schema_hash("Book", &[msg(1, 64), msg(2, 0)]));
+        assert_ne!(base, schema_hash("Desk", &[msg(1, 32), msg(2, 0)]));
+        assert_ne!(base, schema_hash("Desk", &[msg(1, 64), msg(3, 0)]));
+        assert_ne!(base, schema_hash("Desk", &[msg(1, 64)]));
+        let mut other_shape = msg(1, 64);
         other_shape.shape = 10;
-        assert_ne!(base, schema_hash("Desk", &[other_shape, msg(2, "()")]));
+        assert_ne!(base, schema_hash("Desk", &[other_shape, msg(2, 0)]));
+        let mut renamed_reply = msg(1, 64);
+        renamed_reply.reply = "u64";
+        assert_eq!(base, schema_hash("Desk", &[renamed_reply, msg(2, 0)]));
     }
 }

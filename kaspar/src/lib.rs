@@ -59,6 +59,8 @@
 //!   [`Spawn::record_latency`]). With the `metrics` feature,
 //!   `System::publish_metrics` and `System::metrics_every` publish every
 //!   actor's through the `metrics` facade, to any of its exporters.
+//!   With the `console` feature, `System::console` serves a live page of
+//!   them in the browser: the actor graph, rates, depths, latencies.
 //! * [`Supervision`] and [`DeadLetters`]: what happens after a panic, and
 //!   where undeliverable messages go. [`Placement`]: CPU affinity and
 //!   `SCHED_FIFO` for actor threads.
@@ -135,6 +137,7 @@ mod guide {
         cycles_and_deadlocks = "cycles-and-deadlocks.md";
         supervision = "supervision.md";
         groups_and_simulation = "groups-and-simulation.md";
+        flight_recorder = "flight-recorder.md";
         mailboxes = "mailboxes.md";
         memory_pool = "memory-pool.md";
         performance = "performance.md";
@@ -181,10 +184,19 @@ pub use system::{ShutdownReport, System, SystemConfig};
 #[cfg(feature = "metrics")]
 pub use system::metrics::MetricsHandle;
 
+/// The live console of [`System::console`] (feature `console`).
+#[cfg(feature = "console")]
+pub use system::console::Console;
+
 /// Journal a live group's inputs and replay them in a [`Simulation`]
 /// (feature `journal`).
 #[cfg(feature = "journal")]
 pub use group::journal;
+
+/// The cross-process identity of a handled message's span (feature
+/// `tracing`).
+#[cfg(feature = "tracing")]
+pub use actor::trace::TraceContext;
 
 /// Everything a typical actor module needs.
 pub mod prelude {
@@ -578,4 +590,27 @@ pub mod __private {
     pub fn terminated(target: crate::Target, reason: crate::ExitReason) -> crate::Terminated {
         crate::Terminated { target, reason }
     }
+
+    /// Posts `message`, sent to `target` in another process, to `sink`:
+    /// kaspar-remote's retain buffer handing back what a lost peer never
+    /// acknowledged.
+    pub fn post_dead_letter(
+        sink: &crate::DeadLetters,
+        target: crate::Target,
+        class: &'static str,
+        reason: crate::DeadLetterReason,
+        message: Box<dyn std::any::Any + Send>,
+    ) {
+        sink.post(crate::DeadLetter {
+            target,
+            class,
+            reason,
+            message: Some(message),
+            panic: None,
+        });
+    }
+
+    // kaspar-remote's inbound bridge, delivering a frame (feature `tracing`).
+    #[cfg(feature = "tracing")]
+    pub use crate::actor::trace::arrived_remote;
 }

@@ -54,9 +54,10 @@ pub(super) fn expand(model: &ActorImpl) -> TokenStream {
         quote_spanned! {msg.span()=>
             #r::RemoteMessage {
                 wire_id: <#msg as #r::Wire>::WIRE_ID,
-                shape: <#msg as #r::Wire>::SHAPE,
+                shape: <#msg as #r::Schema>::HASH,
                 message: #message,
                 reply: #reply,
+                reply_shape: <<Self as #r::Handler<#msg>>::Reply as #r::Schema>::HASH,
             }
         }
     });

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
-use kaspar_remote::{Export, IdleStrategy, Node, NodeConfig, Transport};
+use kaspar_remote::{Auth, Export, IdleStrategy, Node, NodeConfig, Transport};
 use serde::{Deserialize, Serialize};
 
 use super::{Plan, Session, PATIENCE};
@@ -128,6 +128,11 @@ impl<'de> Deserialize<'de> for Opaque {
     }
 }
 
+/// Its encoding is 48 bytes; hashed as the array it holds.
+impl kaspar_remote::Schema for Opaque {
+    const HASH: u64 = <[u8; 48] as kaspar_remote::Schema>::HASH;
+}
+
 impl Probe for Blob {
     fn make(n: u64, stop: bool) -> Blob {
         Blob {
@@ -181,21 +186,33 @@ impl Echo {
     }
 }
 
-fn node<T: Transport>(t: T, session: &str, side: &str, idle: IdleStrategy) -> Node<T> {
+/// Peer authentication in a case: none (`NONE`), the handshake only
+/// (`HANDSHAKE`), or the handshake and a tag on every frame (`SIGNED`).
+pub(super) const NONE: u8 = 0;
+pub(super) const HANDSHAKE: u8 = 1;
+pub(super) const SIGNED: u8 = 2;
+
+fn node<T: Transport>(t: T, session: &str, side: &str, idle: IdleStrategy, auth: u8) -> Node<T> {
+    let auth = (auth != NONE).then(|| {
+        Auth::new(side, b"the round-trip bench's shared key")
+            .expect("a valid key")
+            .sign_frames(auth == SIGNED)
+    });
     let config = NodeConfig {
         idle,
+        auth,
         ..NodeConfig::default()
     };
     Node::with_config(t, &endpoint(session, side), config).expect("a node")
 }
 
-pub(super) fn ping<M: Medium, P: Probe>(session: &Session, plan: Plan) -> Vec<u64>
+pub(super) fn ping<M: Medium, P: Probe, const AUTH: u8>(session: &Session, plan: Plan) -> Vec<u64>
 where
     Echo: kaspar_remote::RemoteHandler<P, Reply = u64>,
 {
     let (t, env) = M::ping_side(session.name());
     // The asking thread polls (`wait_polling`); the bridge need not spin.
-    let node = node(t, session.name(), "ping", IdleStrategy::DEFAULT);
+    let node = node(t, session.name(), "ping", IdleStrategy::DEFAULT, AUTH);
     session.spawn_echo(&env);
     let name = format!("{}/echo_actor", session.name());
     let deadline = Instant::now() + PATIENCE;
@@ -231,11 +248,11 @@ where
     rt
 }
 
-pub(super) fn echo<M: Medium>(session: &str) {
+pub(super) fn echo<M: Medium, const AUTH: u8>(session: &str) {
     let system = System::new();
     let stop = Arc::new(AtomicBool::new(false));
     let actor = system.spawn(Echo { stop: stop.clone() }).start();
-    let node = node(M::echo_side(session), session, "echo", M::IDLE);
+    let node = node(M::echo_side(session), session, "echo", M::IDLE, AUTH);
     node.export_with(
         &format!("{session}/echo_actor"),
         &actor,
@@ -271,7 +288,7 @@ fn cpu_time() -> Option<Duration> {
 #[cfg(feature = "iceoryx2")]
 pub(super) fn idle_cpu<M: Medium>(idle: IdleStrategy, span: Duration) -> Option<f64> {
     let session = format!("{}_idle", std::process::id());
-    let n = node(M::ping_side(&session).0, &session, "idle", idle);
+    let n = node(M::ping_side(&session).0, &session, "idle", idle, NONE);
     // Let the node settle into its idle wait.
     std::thread::sleep(Duration::from_millis(20));
     let before = cpu_time()?;

@@ -20,7 +20,7 @@ pub struct Report;
 #[wire(id = 3)]
 pub struct Boom;
 
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, kaspar_remote::Schema, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tally {
     /// Messages seen.
     pub seen: u64,

@@ -1,5 +1,5 @@
 // Rule: a remote handler's reply goes back over the wire, so it must be
-// serde (`Serialize + Deserialize`).
+// serde (`Serialize + Deserialize`), and `Schema` for the schema hash.
 use kaspar::prelude::*;
 use serde::{Deserialize, Serialize};
 

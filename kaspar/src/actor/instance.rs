@@ -40,6 +40,13 @@ impl Instance {
         self.name.get().cloned()
     }
 
+    /// The name given at spawn, if any, borrowed: no reference count
+    /// touched (a span per handled message records it).
+    #[cfg(feature = "tracing")]
+    pub(crate) fn name_str(&self) -> Option<&str> {
+        self.name.get().map(|n| &**n)
+    }
+
     /// Names an unnamed instance (and every clone of it): a prepared actor
     /// or group, before it starts. What was made from it before (a
     /// [`Target`](crate::Target) in an error, a dead letter) keeps showing

@@ -108,6 +108,8 @@ pub(crate) fn drain_closed<A: Actor>(cell: &ActorCell<A>, reason: DeadLetterReas
     // reserved slots, and `Closed` once it is empty for good.
     while let Drained::Got(_) = mailbox.pop_batch(&mut queued, usize::MAX, IdleWait::Backoff) {
         for msg in queued.drain(..) {
+            #[cfg(feature = "tracing")]
+            let msg = msg.into_msg();
             // A message's destructor may panic; dead letters drop it
             // quietly, and nothing else here runs user code.
             cell.sup.dead.post_queued(cell, msg, reason);

@@ -2,8 +2,9 @@
 //! context a handler receives ([`ctx`]), the shared cell that owns the state
 //! and its entry protocol ([`cell`]), the address users hold ([`addr`]), and
 //! supervision's and dead letters' mechanics on a cell ([`restart`],
-//! [`letters`]), and, with the `metrics` feature, what a system's metrics
-//! collector reads of a cell (`observe`).
+//! [`letters`]), and, with the `metrics` or `console` feature, what a
+//! system's collector reads of a cell (`observe`), and with `console`, who
+//! sends to whom (`edges`).
 //!
 //! The one import cycle inside this folder is `traits` <-> `ctx`: the
 //! handler signature in `Actor`/`Handler` names `Ctx<A>`, and `Ctx<A>` is
@@ -13,9 +14,14 @@
 pub(crate) mod addr;
 pub(crate) mod cell;
 pub(crate) mod ctx;
+#[cfg(feature = "console")]
+pub(crate) mod edges;
 pub(crate) mod instance;
 pub(crate) mod letters;
-#[cfg(feature = "metrics")]
+#[cfg(any(feature = "metrics", feature = "console"))]
 pub(crate) mod observe;
 pub(crate) mod restart;
+// Spans per handled message (feature `tracing`); without it, only the
+// queue element alias.
+pub(crate) mod trace;
 pub(crate) mod traits;

@@ -1,6 +1,6 @@
-//! What a system's metrics collector reads of one actor (feature
-//! `metrics`): the actor's cell, type-erased, so that one registry can
-//! hold actors of every type.
+//! What a system's metrics collector and its console read of one actor
+//! (features `metrics`, `console`): the actor's cell, type-erased, so that
+//! one registry can hold actors of every type.
 //!
 //! A registry holds each cell weakly (a `Weak<dyn Observed>`), taken when
 //! the cell is made; nothing here is on a delivery path. An observation
@@ -37,6 +37,13 @@ pub(crate) struct Observation {
     pub(crate) queued: usize,
     /// Whether it has stopped for good (its last observation).
     pub(crate) stopped: bool,
+    /// Who sent to it, how many messages each (feature `console`).
+    #[cfg(feature = "console")]
+    pub(crate) edges: crate::actor::edges::EdgeCounts,
+    /// The address of its lock (its group's, for a member), which names
+    /// the thread that runs it (feature `console`).
+    #[cfg(feature = "console")]
+    pub(crate) lock: usize,
 }
 
 impl<A: Actor> Observed for ActorCell<A> {
@@ -47,6 +54,10 @@ impl<A: Actor> Observed for ActorCell<A> {
             latency: self.stats.latency.get().map(|l| l.snapshot(A::CLASSES)),
             queued: self.inbox.len(),
             stopped: self.is_stopped(),
+            #[cfg(feature = "console")]
+            edges: self.edges.read(),
+            #[cfg(feature = "console")]
+            lock: Arc::as_ptr(self.lock()) as usize,
         }
     }
 }

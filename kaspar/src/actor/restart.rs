@@ -50,6 +50,19 @@ impl<A: Actor> Addr<A> {
     }
 }
 
+#[cfg(feature = "journal")]
+thread_local! {
+    /// Handler panics caught on this thread: a flight recorder compares it
+    /// before and after serving a message to know a panic happened there.
+    static HANDLER_PANICS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many handler panics this thread has caught so far.
+#[cfg(feature = "journal")]
+pub(crate) fn handler_panics_here() -> u64 {
+    HANDLER_PANICS.with(std::cell::Cell::get)
+}
+
 /// Applies the actor's policy after its handler for `class` panicked with
 /// `payload`, under the entry that ran it.
 #[cold]
@@ -59,6 +72,8 @@ pub(crate) fn on_panic<A: Actor>(
     class: ClassId,
     payload: Box<dyn Any + Send>,
 ) {
+    #[cfg(feature = "journal")]
+    HANDLER_PANICS.with(|n| n.set(n.get() + 1));
     let cell = entered.cell();
     SharedCounters::bump(&cell.stats.shared.panics);
     SharedCounters::bump(&cell.stats.shared.dead_letters);

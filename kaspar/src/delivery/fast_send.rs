@@ -173,6 +173,9 @@ impl<A: Actor> Call<'_, A> {
     {
         let cell = &self.addr.cell;
         let class = <A as Handler<M>>::CLASS;
+        // Asked before entry, which may take the group's lock itself.
+        #[cfg(feature = "tracing")]
+        let entering = crate::actor::trace::entering(cell);
         // The message moves into the entry only once entry succeeded; a
         // refusal hands it back (through `slot`, as in `deliver`) to be
         // queued instead.
@@ -185,6 +188,8 @@ impl<A: Actor> Call<'_, A> {
             msg,
             move |entered, msg| {
                 let mut ctx = Ctx::new(cell);
+                #[cfg(feature = "tracing")]
+                let _span = crate::actor::trace::inline(cell, class, entering);
                 let run = catch_unwind(AssertUnwindSafe(|| {
                     <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
                 }));
@@ -226,6 +231,9 @@ impl<A: Actor> Call<'_, A> {
     {
         let cell = &self.addr.cell;
         let class = <A as Handler<M>>::CLASS;
+        // Asked before entry, which may take the group's lock itself.
+        #[cfg(feature = "tracing")]
+        let entering = crate::actor::trace::entering(cell);
         // Every way but success leaves its error in `slot` and answers with
         // the token that proves it, so the entry's paths merge on a
         // two-word outcome (a small reply travels in registers) instead of
@@ -241,6 +249,8 @@ impl<A: Actor> Call<'_, A> {
             msg,
             move |entered, msg| {
                 let mut ctx = Ctx::new(cell);
+                #[cfg(feature = "tracing")]
+                let _span = crate::actor::trace::inline(cell, class, entering);
                 let run = catch_unwind(AssertUnwindSafe(|| {
                     <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
                 }));

@@ -3,5 +3,7 @@
 //! mailbox on the actor's or group's own thread ([`run_loop`]).
 
 pub(crate) mod fast_send;
+#[cfg(feature = "journal")]
+pub(crate) mod flight;
 pub(crate) mod recipient;
 pub(crate) mod run_loop;

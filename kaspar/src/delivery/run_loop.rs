@@ -18,7 +18,7 @@ use std::time::Instant;
 use crate::actor::cell::{ActorCell, Held, STOPPED, TIMED, VACANT};
 use crate::actor::ctx::Ctx;
 use crate::actor::traits::Actor;
-use crate::actor::{letters, restart};
+use crate::actor::{letters, restart, trace};
 use crate::base::ids::ClassId;
 use crate::base::stats::SharedCounters;
 use crate::failure::dead_letters::DeadLetterReason;
@@ -40,9 +40,12 @@ pub(crate) struct LoopConfig {
 /// spawner filled the cell itself (no `started` hook, not thread-bound).
 /// A `thread_bound` state lives only on that thread and is dropped there
 /// when the actor stops.
-pub(crate) struct Init<A> {
+pub(crate) struct Init<A: Actor> {
     pub(crate) build: Option<Box<dyn FnOnce() -> A + Send>>,
     pub(crate) thread_bound: bool,
+    /// Records what the loop serves (`Spawn::flight_recorder`).
+    #[cfg(feature = "journal")]
+    pub(crate) flight: Option<crate::delivery::flight::FlightRecorder<A::Msg>>,
 }
 
 /// Builds the state (if `init` says so) and runs `started`, serves the
@@ -116,11 +119,19 @@ fn serve_until_closed<A: Actor>(
         .inbox
         .own()
         .expect("kaspar: a standalone actor owns its mailbox");
+    let mailbox = trace::consumer(mailbox);
     batch.reserve(config.max_batch.min(4096));
     loop {
         match mailbox.pop_batch(batch, config.max_batch, config.idle) {
             Drained::Closed => break,
-            Drained::Got(_) => serve(cell, batch),
+            Drained::Got(_) => {
+                #[cfg(feature = "journal")]
+                if let Some(flight) = &init.flight {
+                    crate::delivery::flight::serve_recorded(cell, flight, batch);
+                    continue;
+                }
+                serve(cell, batch)
+            }
         }
     }
 }
@@ -215,6 +226,9 @@ pub(crate) fn start_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
 /// Handles one queued message under `held`, seeding the chain with it.
 #[inline]
 pub(crate) fn serve_one<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg) {
+    // Every message served takes its cause, whether it is handled or not.
+    #[cfg(feature = "tracing")]
+    let _arrival = trace::arrive();
     let flags = cell.flags();
     if flags != 0 || cell.sup.dead.is_abandoned() {
         if let Some(reason) = restart::before_queued(cell, held) {
@@ -247,6 +261,8 @@ fn handle_queued<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Ms
     let class = A::class_of(&msg);
     let mut entered = cell.enter_held(held, class);
     let mut ctx = Ctx::new(cell);
+    #[cfg(feature = "tracing")]
+    let _span = trace::queued(cell, class);
     let run = catch_unwind(AssertUnwindSafe(|| {
         A::dispatch(entered.access(), msg, &mut ctx)
     }));

@@ -12,6 +12,7 @@
 //! | queued for an actor that supervision stopped | [`Stopped`](DeadLetterReason::Stopped) / [`RestartLimit`](DeadLetterReason::RestartLimit) |
 //! | queued when [`System::shutdown_timeout`](crate::System::shutdown_timeout) gave up | [`ShutdownTimeout`](DeadLetterReason::ShutdownTimeout) |
 //! | a `request` reply or a watch notification whose receiver had stopped | [`Undeliverable`](DeadLetterReason::Undeliverable) |
+//! | sent to another process that died before acknowledging it (kaspar-remote's retain buffer) | [`PeerLost`](DeadLetterReason::PeerLost) |
 //!
 //! A system has one sink ([`System::dead_letters`](crate::System::dead_letters)).
 //! It counts every letter by reason, and forwards each to the actors
@@ -49,15 +50,21 @@ pub enum DeadLetterReason {
     /// [`Restarted`](crate::Restarted) notification, whose receiver had
     /// stopped accepting.
     Undeliverable,
+    /// Sent to an actor in another process whose link was lost before
+    /// that process acknowledged handling it (kaspar-remote, with a retain
+    /// buffer): it may or may not have been handled there. The letter's
+    /// message says which peer was lost.
+    PeerLost,
 }
 
 impl DeadLetterReason {
-    const ALL: [DeadLetterReason; 5] = [
+    const ALL: [DeadLetterReason; 6] = [
         DeadLetterReason::Stopped,
         DeadLetterReason::RestartLimit,
         DeadLetterReason::ShutdownTimeout,
         DeadLetterReason::Panicked,
         DeadLetterReason::Undeliverable,
+        DeadLetterReason::PeerLost,
     ];
 
     fn index(self) -> usize {
@@ -67,6 +74,7 @@ impl DeadLetterReason {
             DeadLetterReason::ShutdownTimeout => 2,
             DeadLetterReason::Panicked => 3,
             DeadLetterReason::Undeliverable => 4,
+            DeadLetterReason::PeerLost => 5,
         }
     }
 }
@@ -137,6 +145,8 @@ pub struct DeadLetterCounts {
     pub panicked: u64,
     /// [`DeadLetterReason::Undeliverable`] letters.
     pub undeliverable: u64,
+    /// [`DeadLetterReason::PeerLost`] letters.
+    pub peer_lost: u64,
     /// Letters (of any reason, counted above too) that no subscriber
     /// accepted: there was none, or every one had stopped.
     pub unobserved: u64,
@@ -150,6 +160,7 @@ impl DeadLetterCounts {
             + self.shutdown_timeout
             + self.panicked
             + self.undeliverable
+            + self.peer_lost
     }
 
     /// Letters of one reason.
@@ -160,6 +171,7 @@ impl DeadLetterCounts {
             DeadLetterReason::ShutdownTimeout => self.shutdown_timeout,
             DeadLetterReason::Panicked => self.panicked,
             DeadLetterReason::Undeliverable => self.undeliverable,
+            DeadLetterReason::PeerLost => self.peer_lost,
         }
     }
 }
@@ -171,7 +183,7 @@ pub struct DeadLetters {
 }
 
 struct Sink {
-    by_reason: [AtomicU64; 5],
+    by_reason: [AtomicU64; 6],
     unobserved: AtomicU64,
     /// Held weakly: a subscriber's cell holds this sink, and a strong link
     /// back would keep both alive forever.
@@ -226,6 +238,7 @@ impl DeadLetters {
             shutdown_timeout: c(DeadLetterReason::ShutdownTimeout),
             panicked: c(DeadLetterReason::Panicked),
             undeliverable: c(DeadLetterReason::Undeliverable),
+            peer_lost: c(DeadLetterReason::PeerLost),
             unobserved: self.inner.unobserved.load(Relaxed),
         }
     }

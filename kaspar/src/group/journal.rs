@@ -24,13 +24,22 @@
 //! little-endian), kind (`u8`: 0 an input, 1 a timer firing), and the
 //! payload: the input encoded with postcard, empty for a timer. Version 1
 //! files (inputs only, no kind byte) are still read; their replay fires
-//! timers by due time. A damaged or truncated file is reported as a
-//! [`JournalError`] naming the byte offset of the bad record; reading never
-//! panics on bad input.
+//! timers by due time. Version 3 adds kind 2, an input a
+//! [`FlightRecorder`] handled but could not keep (no payload); only a
+//! flight recorder's dump that holds one is written as version 3. A
+//! damaged or truncated file is reported as a [`JournalError`] naming the
+//! byte offset of the bad record; reading never panics on bad input.
+//!
+//! # Flight recorder
+//!
+//! [`FlightRecorder`] keeps the last N messages a running group (or actor)
+//! handled and writes them out in this format on a handler's panic or on
+//! request, for [`Simulation::replay`]; see its documentation for what a
+//! replay of a window can and cannot show.
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Cursor, Read, Write};
 use std::marker::PhantomData;
 use std::path::Path;
 
@@ -41,17 +50,16 @@ use serde::Serialize;
 
 use crate::base::clock::{Clock, Time};
 use crate::base::sync::Mutex;
+use crate::delivery::flight::{
+    header, record_head, HEAD_LEN, KIND_INPUT, KIND_LOST, KIND_TIMER, MAGIC, MAX_RECORD,
+    VERSION_INPUTS_ONLY, VERSION_LOST, VERSION_TIMERS as VERSION,
+};
 use crate::group::sim::Simulation;
 use crate::group::{GroupSpec, TimerRecorder};
 
-const MAGIC: &[u8; 7] = b"KSPRJNL";
-const VERSION: u8 = 2;
-/// Inputs only, no kind byte: read, never written.
-const VERSION_INPUTS_ONLY: u8 = 1;
-const KIND_INPUT: u8 = 0;
-const KIND_TIMER: u8 = 1;
-/// Larger records are taken for corruption rather than allocated.
-const MAX_RECORD: u32 = 64 << 20;
+pub use crate::delivery::flight::{
+    Encode, FlightDump, FlightRecord, FlightRecorder, DEFAULT_SLOT_BYTES,
+};
 
 /// Hands one input to a member; returns whether the group accepted it.
 pub type Route<G, I> = fn(&G, I) -> bool;
@@ -79,6 +87,10 @@ pub enum JournalErrorKind {
     Decode(String),
     /// A record's kind byte is neither an input nor a timer.
     BadKind(u8),
+    /// The record stands for an input a flight recorder handled but could
+    /// not keep (too large for its slot, or its encoding failed): a replay
+    /// cannot go past it and stay faithful.
+    LostInput,
     /// Replay met a timer record, but the simulated group had no timer
     /// pending: the journal does not belong to this group (or its code
     /// changed since the recording).
@@ -109,6 +121,10 @@ impl fmt::Display for JournalError {
             JournalErrorKind::BadKind(k) => {
                 write!(f, "corrupt journal: record at byte {at} has kind {k}")
             }
+            JournalErrorKind::LostInput => write!(
+                f,
+                "the input recorded at byte {at} was lost by the flight recorder (larger than its slot, or its encoding failed)"
+            ),
             JournalErrorKind::NoTimerPending => write!(
                 f,
                 "replay diverged: the timer firing recorded at byte {at} has no pending timer to fire"
@@ -155,9 +171,7 @@ impl Writer {
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "input too large"))?;
         let written = self
             .file
-            .write_all(&len.to_le_bytes())
-            .and_then(|()| self.file.write_all(&at.as_nanos().to_le_bytes()))
-            .and_then(|()| self.file.write_all(&[kind]))
+            .write_all(&record_head(len, at, kind))
             .and_then(|()| self.file.write_all(&self.buf));
         if let Err(e) = &written {
             self.failed = Some(io::Error::new(e.kind(), e.to_string()));
@@ -206,8 +220,7 @@ impl<'g, G: GroupSpec, I: Serialize> Journaled<'g, G, I> {
         route: Route<G, I>,
     ) -> io::Result<Self> {
         let mut file = BufWriter::new(File::create(path)?);
-        file.write_all(MAGIC)?;
-        file.write_all(&[VERSION])?;
+        file.write_all(&header(VERSION))?;
         let recorder = Arc::new(Recorder {
             clock,
             out: Mutex::new(Writer {
@@ -283,11 +296,16 @@ pub enum Entry<I> {
         /// When it fired.
         at: Time,
     },
+    /// A flight recorder handled an input at `at` but could not keep it.
+    Lost {
+        /// When it was handled.
+        at: Time,
+    },
 }
 
 /// Reads a journal record by record.
 pub struct JournalReader<I> {
-    input: BufReader<File>,
+    input: BufReader<Box<dyn Read + Send>>,
     offset: u64,
     version: u8,
     _input: PhantomData<fn() -> I>,
@@ -332,7 +350,18 @@ impl<I: DeserializeOwned> JournalReader<I> {
             offset: 0,
             kind: JournalErrorKind::Io(e),
         })?;
-        let mut input = BufReader::new(file);
+        Self::from_reader(file)
+    }
+
+    /// Reads a journal held in memory (a [`FlightDump`]'s bytes, say) and
+    /// checks its header.
+    pub fn from_bytes(bytes: impl Into<Vec<u8>>) -> Result<Self, JournalError> {
+        Self::from_reader(Cursor::new(bytes.into()))
+    }
+
+    /// Reads a journal from `source` and checks its header.
+    pub fn from_reader(source: impl Read + Send + 'static) -> Result<Self, JournalError> {
+        let mut input = BufReader::new(Box::new(source) as Box<dyn Read + Send>);
         let mut header = [0u8; 8];
         let bad = || JournalError {
             offset: 0,
@@ -340,7 +369,7 @@ impl<I: DeserializeOwned> JournalReader<I> {
         };
         if !read_full(&mut input, &mut header, 0).map_err(|_| bad())?
             || &header[..7] != MAGIC
-            || !(header[7] == VERSION || header[7] == VERSION_INPUTS_ONLY)
+            || !(VERSION_INPUTS_ONLY..=VERSION_LOST).contains(&header[7])
         {
             return Err(bad());
         }
@@ -359,13 +388,21 @@ impl<I: DeserializeOwned> JournalReader<I> {
     }
 
     /// The next input, skipping timer records; `Ok(None)` at a clean end
-    /// of file.
+    /// of file. A lost input is an error ([`JournalErrorKind::LostInput`]),
+    /// not skipped.
     pub fn next_record(&mut self) -> Result<Option<(Time, I)>, JournalError> {
         loop {
+            let offset = self.offset;
             match self.next_entry()? {
                 None => return Ok(None),
                 Some(Entry::Input { at, input }) => return Ok(Some((at, input))),
                 Some(Entry::Timer { .. }) => {}
+                Some(Entry::Lost { .. }) => {
+                    return Err(JournalError {
+                        offset,
+                        kind: JournalErrorKind::LostInput,
+                    })
+                }
             }
         }
     }
@@ -373,8 +410,12 @@ impl<I: DeserializeOwned> JournalReader<I> {
     /// The next record of either kind; `Ok(None)` at a clean end of file.
     pub fn next_entry(&mut self) -> Result<Option<Entry<I>>, JournalError> {
         let start = self.offset;
-        let head_len = if self.records_timers() { 13 } else { 12 };
-        let mut head = [0u8; 13];
+        let head_len = if self.records_timers() {
+            HEAD_LEN
+        } else {
+            HEAD_LEN - 1
+        };
+        let mut head = [0u8; HEAD_LEN];
         if !read_full(&mut self.input, &mut head[..head_len], start)? {
             return Ok(None);
         }
@@ -385,7 +426,10 @@ impl<I: DeserializeOwned> JournalReader<I> {
         } else {
             KIND_INPUT
         };
-        if kind != KIND_INPUT && kind != KIND_TIMER {
+        let known = kind == KIND_INPUT
+            || kind == KIND_TIMER
+            || (kind == KIND_LOST && self.version >= VERSION_LOST);
+        if !known {
             return Err(JournalError {
                 offset: start,
                 kind: JournalErrorKind::BadKind(kind),
@@ -407,6 +451,9 @@ impl<I: DeserializeOwned> JournalReader<I> {
         self.offset = start + head_len as u64 + u64::from(len);
         if kind == KIND_TIMER {
             return Ok(Some(Entry::Timer { at }));
+        }
+        if kind == KIND_LOST {
+            return Ok(Some(Entry::Lost { at }));
         }
         let input = postcard::from_bytes(&payload).map_err(|e| JournalError {
             offset: start,
@@ -431,7 +478,10 @@ impl<G: GroupSpec> Simulation<G> {
     /// the group's next timer (the one that fired live at that point), and
     /// settles. Timers fire only where the journal says, never by due time.
     /// (A version 1 journal, which has no timer records, fires timers by
-    /// due time as it goes.) Returns how many inputs were replayed.
+    /// due time as it goes.) Returns how many inputs were replayed. A lost
+    /// input (in a flight recorder's dump) stops the replay with
+    /// [`JournalErrorKind::LostInput`]: what follows it would not be
+    /// faithful.
     pub fn replay<I: DeserializeOwned>(
         &mut self,
         mut journal: JournalReader<I>,
@@ -455,6 +505,12 @@ impl<G: GroupSpec> Simulation<G> {
                     route(self.group(), input);
                     self.settle();
                     n += 1;
+                }
+                Some(Entry::Lost { .. }) => {
+                    return Err(JournalError {
+                        offset,
+                        kind: JournalErrorKind::LostInput,
+                    })
                 }
                 Some(Entry::Timer { at }) => {
                     self.move_clock_to(at);

@@ -50,8 +50,9 @@ use std::sync::Arc;
 use crate::actor::addr::Addr;
 use crate::actor::cell::{ActorCell, Held, STOPPED};
 use crate::actor::instance::Instance;
-#[cfg(feature = "metrics")]
+#[cfg(any(feature = "metrics", feature = "console"))]
 use crate::actor::observe::Observed;
+use crate::actor::trace::{self, Queued};
 use crate::actor::traits::Actor;
 use crate::base::clock::Clock;
 use crate::base::ids::Target;
@@ -100,7 +101,7 @@ pub trait GroupSpec: Sized + Send + 'static {
 /// The group's one queue, shared by its members' sinks. (The group's lock
 /// is a separate `Arc<ActorLock>` that every member's cell holds.)
 pub(crate) struct GroupCore<G: GroupSpec> {
-    mailbox: Mailbox<G::Msg>,
+    mailbox: Mailbox<Queued<G::Msg>>,
     tap: GroupTap,
     /// One switch per member that turns on its latency recording
     /// ([`record_latency`]). Filled while the members are made, which may
@@ -113,7 +114,7 @@ pub(crate) struct GroupCore<G: GroupSpec> {
     /// The members as the system's metrics collector reads them, held
     /// weakly; taken by the system that spawns the group
     /// ([`take_observed`]).
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "console"))]
     observed: crate::base::sync::Mutex<Vec<std::sync::Weak<dyn Observed>>>,
 }
 
@@ -194,13 +195,17 @@ struct MemberSink<G: GroupSpec, A: Actor> {
     unwrap: fn(G::Msg) -> A::Msg,
 }
 
-impl<G: GroupSpec, A: Actor> GroupSink<A::Msg> for MemberSink<G, A> {
+impl<G: GroupSpec, A: Actor> GroupSink<Queued<A::Msg>> for MemberSink<G, A> {
     #[inline]
-    fn push(&self, msg: A::Msg, watch: Watch<'_>) -> Result<usize, SendError<A::Msg>> {
+    fn push(
+        &self,
+        msg: Queued<A::Msg>,
+        watch: Watch<'_>,
+    ) -> Result<usize, SendError<Queued<A::Msg>>> {
         self.core
             .mailbox
-            .push_watched((self.wrap)(msg), watch)
-            .map_err(|e| e.map(self.unwrap))
+            .push_watched(trace::map(msg, self.wrap), watch)
+            .map_err(|e| e.map(|m| trace::map(m, self.unwrap)))
     }
 
     /// Never waits for room: a full group queue hands the message back as
@@ -208,15 +213,15 @@ impl<G: GroupSpec, A: Actor> GroupSink<A::Msg> for MemberSink<G, A> {
     /// only if it queued, under the journal's lock, so a record always
     /// stands for a message really queued and a full queue records
     /// nothing.
-    fn push_timer(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
+    fn push_timer(&self, msg: Queued<A::Msg>) -> Result<usize, SendError<Queued<A::Msg>>> {
         use crate::mailbox::inbox::push_now;
         let mut msg = Some(msg);
         let mut pushed = None;
         self.core.tap.fire(&mut || {
             let m = msg.take().expect("a timer fires once per firing");
-            let queued = push_now(&self.core.mailbox, (self.wrap)(m));
+            let queued = push_now(&self.core.mailbox, trace::map(m, self.wrap));
             let ok = queued.is_ok();
-            pushed = Some(queued.map_err(|e| e.map(self.unwrap)));
+            pushed = Some(queued.map_err(|e| e.map(|m| trace::map(m, self.unwrap))));
             ok
         });
         pushed.expect("the tap ran the push")
@@ -226,7 +231,7 @@ impl<G: GroupSpec, A: Actor> GroupSink<A::Msg> for MemberSink<G, A> {
         self
     }
 
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "console"))]
     fn len(&self) -> usize {
         self.core.mailbox.len()
     }
@@ -258,7 +263,7 @@ impl<G: GroupSpec> GroupBuilder<'_, G> {
         wrap: fn(A::Msg) -> G::Msg,
         unwrap: fn(G::Msg) -> A::Msg,
     ) -> Addr<A> {
-        let sink: Arc<dyn GroupSink<A::Msg>> = Arc::new(MemberSink::<G, A> {
+        let sink: Arc<dyn GroupSink<Queued<A::Msg>>> = Arc::new(MemberSink::<G, A> {
             core: Arc::clone(self.core),
             wrap,
             unwrap,
@@ -274,7 +279,7 @@ impl<G: GroupSpec> GroupBuilder<'_, G> {
             self.dead.clone(),
             self.instance.clone(),
         ));
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "console"))]
         self.core
             .observed
             .lock()
@@ -346,7 +351,7 @@ impl GroupHold<'_> {
 /// Builds a group's cells: its queue, its lock, one cell per member, each
 /// without its state and with `instance` (the group's name and system).
 pub(crate) fn reserve<G: GroupSpec>(
-    mailbox: Mailbox<G::Msg>,
+    mailbox: Mailbox<Queued<G::Msg>>,
     policy: CyclePolicy,
     clock: &Clock,
     dead: &DeadLetters,
@@ -357,7 +362,7 @@ pub(crate) fn reserve<G: GroupSpec>(
         tap: GroupTap::default(),
         timing: Default::default(),
         instance: instance.clone(),
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "console"))]
         observed: Default::default(),
     });
     let lock = Arc::new(ActorLock::new(true));
@@ -375,7 +380,7 @@ pub(crate) fn reserve<G: GroupSpec>(
 
 /// The group's members as the system's metrics collector reads them, for
 /// the system that spawns the group to register (once: they are taken).
-#[cfg(feature = "metrics")]
+#[cfg(any(feature = "metrics", feature = "console"))]
 pub(crate) fn take_observed<G: GroupSpec>(
     core: &GroupCore<G>,
 ) -> Vec<std::sync::Weak<dyn Observed>> {
@@ -416,13 +421,14 @@ fn drain_closed<G: GroupSpec>(
     hold: &GroupHold<'_>,
     batch: &mut Vec<G::Msg>,
 ) {
+    let queue = trace::consumer(&core.mailbox);
     loop {
         while let Some(msg) = batch.pop() {
             // Dead letters drop a message quietly; `quietly` is for a
             // member whose flags say otherwise (none should).
             quietly(|| spec.dispatch(msg, hold));
         }
-        match core.mailbox.pop_batch(batch, usize::MAX, IdleWait::Backoff) {
+        match queue.pop_batch(batch, usize::MAX, IdleWait::Backoff) {
             Drained::Closed => return,
             Drained::Got(_) => batch.reverse(),
         }
@@ -469,7 +475,8 @@ pub(crate) fn drain<G: GroupSpec>(
     let mut handled = 0;
     // The simulating thread handles the group's queue while it drains.
     let _consuming = lock.consuming(chain::thread_token());
-    while core.mailbox.try_pop_batch(batch, max_batch) > 0 {
+    let queue = trace::consumer(&core.mailbox);
+    while queue.try_pop_batch(batch, max_batch) > 0 {
         let hold = GroupHold {
             held: Held::acquire(lock),
             thread_bound: false,
@@ -498,6 +505,9 @@ pub(crate) fn stop_members<G: GroupSpec>(spec: &G, core: &GroupCore<G>, lock: &A
 pub(crate) struct GroupInit<G: GroupSpec> {
     pub(crate) build: Box<dyn FnOnce() -> G::Members + Send>,
     pub(crate) thread_bound: bool,
+    /// Records what the group serves (`GroupSpawn::flight_recorder`).
+    #[cfg(feature = "journal")]
+    pub(crate) flight: Option<crate::delivery::flight::FlightRecorder<G::Msg>>,
 }
 
 /// The group thread: the members' states and `started` hooks, then batches
@@ -580,8 +590,9 @@ fn serve_until_closed<G: GroupSpec>(
         }
     }
     batch.reserve(config.max_batch.min(4096));
+    let queue = trace::consumer(&core.mailbox);
     loop {
-        match core.mailbox.pop_batch(batch, config.max_batch, config.idle) {
+        match queue.pop_batch(batch, config.max_batch, config.idle) {
             Drained::Closed => return,
             Drained::Got(_) => {
                 let mut hold = GroupHold {
@@ -593,6 +604,16 @@ fn serve_until_closed<G: GroupSpec>(
                 // Served from the back, so a message leaves `batch` only
                 // as it is served (see `run_loop::serve`).
                 batch.reverse();
+                #[cfg(feature = "journal")]
+                if let Some(flight) = &init.flight {
+                    flight.serve_batch(batch, |msg, first| {
+                        if !first {
+                            hold.held.bump(|| group.clone());
+                        }
+                        spec.dispatch(msg, &hold);
+                    });
+                    continue;
+                }
                 if let Some(msg) = batch.pop() {
                     spec.dispatch(msg, &hold);
                 }

@@ -141,6 +141,7 @@ impl<G: GroupSpec> Simulation<G> {
         let mut batch: Vec<A::Msg> = Vec::with_capacity(MAX_BATCH);
         self.outside.push(Box::new(move || {
             let mailbox = drained.inbox.own().expect("outside actors own a mailbox");
+            let mailbox = crate::actor::trace::consumer(mailbox);
             let mut handled = 0;
             while mailbox.try_pop_batch(&mut batch, MAX_BATCH) > 0 {
                 handled += batch.len();

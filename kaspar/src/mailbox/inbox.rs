@@ -30,7 +30,7 @@ pub(crate) trait GroupSink<M>: Send + Sync {
     fn as_any(&self) -> &dyn std::any::Any;
     /// Messages queued in the group's queue now, every member's (a
     /// snapshot, for the metrics collector).
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "console"))]
     fn len(&self) -> usize;
 }
 
@@ -99,7 +99,7 @@ impl<M> Inbox<M> {
 
     /// Messages queued now (a snapshot, for the metrics collector): in the
     /// actor's own mailbox, or in its group's queue, every member's.
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "console"))]
     pub(crate) fn len(&self) -> usize {
         match self {
             Inbox::Own(mailbox) => mailbox.len(),

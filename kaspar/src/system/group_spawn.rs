@@ -37,7 +37,7 @@ fn reserve<G: GroupSpec>(
         &system.dead,
         instance_of(system, name),
     );
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "console"))]
     for member in group::take_observed(&core) {
         system.observed.add(member);
     }
@@ -127,6 +127,8 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
             init: GroupInit {
                 build,
                 thread_bound,
+                #[cfg(feature = "journal")]
+                flight: None,
             },
             prepared,
             mailbox: c.mailbox,
@@ -145,6 +147,28 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
     /// reports its own handlers. Also for a prepared group.
     pub fn record_latency(mut self, on: bool) -> Self {
         self.latency = on;
+        self
+    }
+
+    /// Records the last messages the group handles from its queue (every
+    /// member's) in `recorder`, to be dumped as a journal on a handler's
+    /// panic or on request, and replayed in a
+    /// [`Simulation`](crate::Simulation) (feature `journal`; see
+    /// [`FlightRecorder`](crate::journal::FlightRecorder) for what it
+    /// costs and what a replay can show). Also for a prepared group.
+    /// Without it, the group's thread records nothing and pays nothing.
+    ///
+    /// # Panics
+    ///
+    /// If `recorder` already records another group or actor.
+    #[cfg(feature = "journal")]
+    #[track_caller]
+    pub fn flight_recorder(
+        mut self,
+        recorder: &crate::delivery::flight::FlightRecorder<G::Msg>,
+    ) -> Self {
+        recorder.attach(self.system.config.clock.clone(), "group");
+        self.init.flight = Some(recorder.clone());
         self
     }
 
@@ -268,6 +292,7 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
             Some(name) => format!("kaspar:{name}"),
             None => format!("kaspar:group:{}", G::NAME),
         };
+        self.system.placed(&lock, &thread, Some(G::NAME));
         let spawned = spawn_thread(thread, self.placement, move || {
             group::run(thread_spec, thread_core, lock, looping, init, waits_for)
         });

@@ -14,9 +14,8 @@
 //!
 //! What is published, and for which actors: [`System::publish_metrics`].
 //! The registry of actors (weak handles on their cells, registered where
-//! each cell is made: `Spawn::launch`, `Prepared::new`, a group's
-//! `reserve`) is here; what a cell shows of itself is
-//! `actor::observe`.
+//! each cell is made) is `system::registry`, shared with the console; what
+//! a cell shows of itself is `actor::observe`.
 
 use std::fmt;
 use std::sync::{Arc, Weak};
@@ -25,63 +24,10 @@ use std::time::{Duration, Instant};
 
 use metrics::{Key, KeyName, Label, Level, Metadata, Recorder, SharedString, Unit};
 
-use crate::actor::observe::{Observation, Observed};
+use crate::actor::observe::Observation;
 use crate::base::sync::{Condvar, Mutex};
 use crate::failure::dead_letters::DeadLetterCounts;
 use crate::system::{System, SystemInner};
-
-/// A system's actors, held weakly, as the collector reads them.
-#[derive(Default)]
-pub(crate) struct Registry {
-    actors: Mutex<Actors>,
-}
-
-#[derive(Default)]
-struct Actors {
-    list: Vec<Weak<dyn Observed>>,
-    /// The list's length at which `add` next drops the gone: a weak
-    /// handle keeps its cell's allocation, so a system that spawns and
-    /// drops actors without ever publishing must not keep them all.
-    /// Doubles with the live ones, so an add costs O(1) amortised.
-    prune_at: usize,
-}
-
-impl Registry {
-    /// Lets the collector read `actor` from now on.
-    pub(crate) fn add(&self, actor: Weak<dyn Observed>) {
-        let mut actors = self.actors.lock();
-        if actors.list.len() >= actors.prune_at {
-            actors.list.retain(|a| a.strong_count() > 0);
-            actors.prune_at = (2 * actors.list.len()).max(64);
-        }
-        actors.list.push(actor);
-    }
-
-    /// The actors whose cells are still there; forgets the others.
-    fn live(&self) -> Vec<Arc<dyn Observed>> {
-        let mut actors = self.actors.lock();
-        let mut live = Vec::with_capacity(actors.list.len());
-        actors.list.retain(|a| match a.upgrade() {
-            Some(actor) => {
-                live.push(actor);
-                true
-            }
-            None => false,
-        });
-        live
-    }
-
-    /// Forgets the actors at `gone` (their addresses, sorted).
-    fn forget(&self, gone: &[*const ()]) {
-        if gone.is_empty() {
-            return;
-        }
-        self.actors
-            .lock()
-            .list
-            .retain(|a| gone.binary_search(&a.as_ptr().cast::<()>()).is_err());
-    }
-}
 
 /// What every series is registered with.
 static METADATA: Metadata<'static> =
@@ -554,9 +500,6 @@ mod tests {
 
     use super::*;
     use crate::actor::addr::Addr;
-    use crate::actor::observe::Observation;
-    use crate::base::ids::{ActorId, Target};
-    use crate::base::stats::ActorStats;
 
     /// What a recorder was given: `name{k=v,...}` (labels sorted) to value.
     #[derive(Default)]
@@ -648,7 +591,7 @@ mod tests {
     }
 
     fn registered(system: &System) -> usize {
-        system.inner.observed.actors.lock().list.len()
+        system.inner.observed.len()
     }
 
     pub struct Ping;
@@ -757,37 +700,6 @@ mod tests {
         let got = publish_into(&system);
         assert_eq!(got.get(ACTORS, &[]), Some(0.0));
         assert_eq!(registered(&system), 0);
-    }
-
-    /// Stands for an actor, for the registry alone.
-    struct Nobody;
-
-    impl Observed for Nobody {
-        fn observe(&self) -> Observation {
-            Observation {
-                target: Target::new(ActorId::GROUP, "Nobody", None),
-                stats: ActorStats::default(),
-                latency: None,
-                queued: 0,
-                stopped: false,
-            }
-        }
-    }
-
-    #[test]
-    fn the_registry_drops_gone_actors_as_it_grows() {
-        let registry = Registry::default();
-        let alive: Arc<dyn Observed> = Arc::new(Nobody);
-        registry.add(Arc::downgrade(&alive));
-        for _ in 0..1_000 {
-            let gone: Arc<dyn Observed> = Arc::new(Nobody);
-            registry.add(Arc::downgrade(&gone));
-        }
-        // Pruned whenever it doubled: never more than twice the live ones
-        // plus the last batch since.
-        assert!(registry.actors.lock().list.len() <= 128);
-        assert_eq!(registry.live().len(), 1);
-        assert_eq!(registry.actors.lock().list.len(), 1);
     }
 
     #[test]

@@ -7,12 +7,16 @@
 //! threads that did not finish, and has their queued messages handed to the
 //! system's [dead letters](crate::DeadLetters).
 
+#[cfg(feature = "console")]
+pub(crate) mod console;
 pub(crate) mod ctx_spawn;
 pub(crate) mod group_spawn;
 #[cfg(feature = "metrics")]
 pub(crate) mod metrics;
 pub(crate) mod placement;
 pub(crate) mod prepare;
+#[cfg(any(feature = "metrics", feature = "console"))]
+pub(crate) mod registry;
 pub(crate) mod spawn;
 
 use crate::base::sync::{AtomicBool, Ordering};
@@ -80,9 +84,10 @@ pub(crate) struct SystemInner {
     gave_up: AtomicBool,
     running: Mutex<Vec<Running>>,
     pub(crate) dead: DeadLetters,
-    /// Every actor's cell, held weakly, for the metrics collector.
-    #[cfg(feature = "metrics")]
-    pub(crate) observed: self::metrics::Registry,
+    /// Every actor's cell, held weakly, for the metrics collector and
+    /// the console.
+    #[cfg(any(feature = "metrics", feature = "console"))]
+    pub(crate) observed: self::registry::Registry,
     /// The collector threads, told to stop when the system goes.
     #[cfg(feature = "metrics")]
     pub(crate) collectors: self::metrics::Collectors,
@@ -99,21 +104,44 @@ impl SystemInner {
             gave_up: AtomicBool::new(false),
             running: Mutex::new(Vec::new()),
             dead: DeadLetters::new(),
-            #[cfg(feature = "metrics")]
+            #[cfg(any(feature = "metrics", feature = "console"))]
             observed: Default::default(),
             #[cfg(feature = "metrics")]
             collectors: Default::default(),
         }
     }
 
-    /// Lets the metrics collector read `cell` (feature `metrics`; without
-    /// it, nothing). Where each cell is made, once.
+    /// Lets the metrics collector and the console read `cell` (features
+    /// `metrics`, `console`; without them, nothing). Where each cell is
+    /// made, once.
     #[inline]
     pub(crate) fn observe<A: Actor>(&self, cell: &Arc<ActorCell<A>>) {
-        #[cfg(feature = "metrics")]
+        #[cfg(any(feature = "metrics", feature = "console"))]
         self.observed.add(crate::actor::observe::observed(cell));
-        #[cfg(not(feature = "metrics"))]
+        #[cfg(not(any(feature = "metrics", feature = "console")))]
         let _ = cell;
+    }
+
+    /// Records that the thread named `thread` serves `lock`, a standalone
+    /// actor's or (with `group`, its type name) a group's, for the console
+    /// (feature `console`; without it, nothing).
+    #[inline]
+    pub(crate) fn placed(
+        &self,
+        lock: &Arc<crate::guard::lock::ActorLock>,
+        thread: &str,
+        group: Option<&'static str>,
+    ) {
+        #[cfg(feature = "console")]
+        self.observed.placed(
+            lock,
+            self::registry::Thread {
+                name: thread.into(),
+                group,
+            },
+        );
+        #[cfg(not(feature = "console"))]
+        let _ = (lock, thread, group);
     }
 
     /// Registers a started thread. If the system is shutting down or shut
@@ -210,7 +238,7 @@ impl System {
                 gave_up: AtomicBool::new(false),
                 running: Mutex::new(Vec::new()),
                 dead: DeadLetters::new(),
-                #[cfg(feature = "metrics")]
+                #[cfg(any(feature = "metrics", feature = "console"))]
                 observed: Default::default(),
                 #[cfg(feature = "metrics")]
                 collectors: Default::default(),

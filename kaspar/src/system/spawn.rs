@@ -88,6 +88,8 @@ pub struct Spawn<'s, A: Actor> {
     policy: CyclePolicy,
     looping: LoopConfig,
     latency: bool,
+    #[cfg(feature = "journal")]
+    flight: Option<crate::delivery::flight::FlightRecorder<A::Msg>>,
 }
 
 impl<A: Actor> fmt::Debug for Spawn<'_, A> {
@@ -151,6 +153,8 @@ impl<'s, A: Actor> Spawn<'s, A> {
             },
             system,
             latency: false,
+            #[cfg(feature = "journal")]
+            flight: None,
         }
     }
 
@@ -216,6 +220,28 @@ impl<'s, A: Actor> Spawn<'s, A> {
     /// off, the delivery paths are exactly what they are without it.
     pub fn record_latency(mut self, on: bool) -> Self {
         self.latency = on;
+        self
+    }
+
+    /// Records the last messages this actor handles from its mailbox in
+    /// `recorder`, to be dumped as a journal on a handler's panic or on
+    /// request, and replayed in a [`Simulation`](crate::Simulation) of
+    /// [`Solo<A>`](crate::Solo) (feature `journal`; see
+    /// [`FlightRecorder`](crate::journal::FlightRecorder) for what it
+    /// costs and what a replay can show). Without it, the run loop records
+    /// nothing and pays nothing.
+    ///
+    /// # Panics
+    ///
+    /// If `recorder` already records another actor or group.
+    #[cfg(feature = "journal")]
+    #[track_caller]
+    pub fn flight_recorder(
+        mut self,
+        recorder: &crate::delivery::flight::FlightRecorder<A::Msg>,
+    ) -> Self {
+        recorder.attach(self.system.config.clock.clone(), "actor");
+        self.flight = Some(recorder.clone());
         self
     }
 
@@ -352,9 +378,13 @@ impl<'s, A: Actor> Spawn<'s, A> {
         let init = Init {
             build,
             thread_bound: self.thread_bound,
+            #[cfg(feature = "journal")]
+            flight: self.flight,
         };
         let target = cell.target();
-        let spawned = spawn_thread(thread_name(&target), self.placement, move || {
+        let thread = thread_name(&target);
+        self.system.placed(cell.lock(), &thread, None);
+        let spawned = spawn_thread(thread, self.placement, move || {
             run_loop::run(thread_cell, looping, init)
         });
         let close_cell = Arc::clone(&cell);

@@ -61,6 +61,8 @@ impl<'a, A: Actor> Entered<'a, A> {
         if class != ClassId::LIFECYCLE {
             self.cell.stats.locked.handled();
         }
+        #[cfg(feature = "console")]
+        self.current.admitted(&self.cell.edges);
     }
 
     /// The cell this entry holds.

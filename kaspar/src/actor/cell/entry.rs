@@ -27,6 +27,10 @@ pub(crate) struct Entered<'a, A: Actor> {
     /// Clears the member's `entered` mark; `Some` for every entry into an
     /// `Exclusive` group member.
     _mark: Option<EnteredMark<'a>>,
+    /// Makes this actor the thread's current one (the sender of what its
+    /// handler sends) while the entry lasts.
+    #[cfg(feature = "console")]
+    pub(super) current: crate::actor::edges::Current,
 }
 
 /// An `Exclusive` group member's `entered` mark: a plain `bool`, read and
@@ -207,6 +211,8 @@ impl<A: Actor> ActorCell<A> {
                 cell: self,
                 _frame: Some(frame),
                 _mark: None,
+                #[cfg(feature = "console")]
+                current: crate::actor::edges::Current::call(self.id),
             };
             entered.count(class);
             return f(&mut entered, carry);
@@ -242,6 +248,8 @@ impl<A: Actor> ActorCell<A> {
             cell: self,
             _frame: None,
             _mark: Some(EnteredMark(&self.entered, PhantomData)),
+            #[cfg(feature = "console")]
+            current: crate::actor::edges::Current::call(self.id),
         };
         entered.count(class);
         f(&mut entered, carry)
@@ -323,6 +331,8 @@ impl<A: Actor> ActorCell<A> {
             cell: self,
             _frame: Some(frame),
             _mark: mark,
+            #[cfg(feature = "console")]
+            current: crate::actor::edges::Current::call(self.id),
         };
         let flags = self.flags.load(Ordering::Relaxed);
         if flags != 0 {
@@ -441,6 +451,8 @@ impl<A: Actor> ActorCell<A> {
             cell: self,
             _frame: Some(frame),
             _mark: mark,
+            #[cfg(feature = "console")]
+            current: crate::actor::edges::Current::serve(self.id),
         };
         entered.count(class);
         entered

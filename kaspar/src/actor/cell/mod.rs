@@ -40,6 +40,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::actor::instance::Instance;
+use crate::actor::trace::Queued;
 use crate::actor::traits::{Actor, ActorConfig};
 use crate::base::clock::Clock;
 use crate::base::ids::ActorId;
@@ -104,7 +105,7 @@ pub(crate) struct ActorCell<A: Actor> {
     /// the type's names): a frame is a pointer to this and a class.
     head: FrameHead,
     pub(crate) policy: CyclePolicy,
-    pub(crate) inbox: Inbox<A::Msg>,
+    pub(crate) inbox: Inbox<Queued<A::Msg>>,
     pub(crate) clock: Clock,
     pub(crate) sup: Supervisor<A>,
     /// Home id (`ThreadState::home_id`, never reused) of the thread that
@@ -118,6 +119,9 @@ pub(crate) struct ActorCell<A: Actor> {
     entered: EnteredFlag,
     /// Its instance name and system; never read on a delivery's way in.
     pub(crate) instance: Instance,
+    /// Its senders and their counts, for the console's actor graph.
+    #[cfg(feature = "console")]
+    pub(crate) edges: crate::actor::edges::Edges,
 }
 
 /// The address of the `ActorLock` inside a cell's `Arc<ActorLock>`.
@@ -163,7 +167,7 @@ impl<A: Actor> ActorCell<A> {
         actor: A,
         lock: Arc<ActorLock>,
         policy: CyclePolicy,
-        inbox: Inbox<A::Msg>,
+        inbox: Inbox<Queued<A::Msg>>,
         clock: Clock,
         dead: DeadLetters,
         instance: Instance,
@@ -180,7 +184,7 @@ impl<A: Actor> ActorCell<A> {
     pub(crate) fn vacant(
         lock: Arc<ActorLock>,
         policy: CyclePolicy,
-        inbox: Inbox<A::Msg>,
+        inbox: Inbox<Queued<A::Msg>>,
         clock: Clock,
         dead: DeadLetters,
         instance: Instance,
@@ -192,7 +196,7 @@ impl<A: Actor> ActorCell<A> {
         actor: Option<A>,
         lock: Arc<ActorLock>,
         policy: CyclePolicy,
-        inbox: Inbox<A::Msg>,
+        inbox: Inbox<Queued<A::Msg>>,
         clock: Clock,
         dead: DeadLetters,
         instance: Instance,
@@ -225,6 +229,8 @@ impl<A: Actor> ActorCell<A> {
             home: AtomicUsize::new(0),
             entered: EnteredFlag::new(),
             instance,
+            #[cfg(feature = "console")]
+            edges: Default::default(),
         }
     }
 
@@ -269,8 +275,14 @@ impl<A: Actor> ActorCell<A> {
     /// this actor.
     #[inline(always)]
     pub(crate) fn push(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
+        #[cfg(feature = "tracing")]
+        let msg = crate::actor::trace::Traced::new(msg, crate::actor::trace::Via::Queued);
         match self.inbox.push(msg, &|| self.before_room_wait()) {
-            Ok(len) => Ok(len),
+            Ok(len) => {
+                #[cfg(feature = "console")]
+                self.edges.record_send();
+                Ok(len)
+            }
             Err(e) => Err(self.refused(e)),
         }
     }
@@ -279,7 +291,9 @@ impl<A: Actor> ActorCell<A> {
     /// no actor). Off the delivery path: the name is made only here.
     #[cold]
     #[inline(never)]
-    fn refused(&self, e: SendError<A::Msg>) -> SendError<A::Msg> {
+    fn refused(&self, e: SendError<Queued<A::Msg>>) -> SendError<A::Msg> {
+        #[cfg(feature = "tracing")]
+        let e = e.map(crate::actor::trace::Traced::into_msg);
         e.naming(self.target())
     }
 
@@ -299,6 +313,8 @@ impl<A: Actor> ActorCell<A> {
     /// waiting for room: a full mailbox hands it back as `Full`, for the
     /// timer queue to retry (see `Inbox::push_timer`).
     pub(crate) fn push_timer(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
+        #[cfg(feature = "tracing")]
+        let msg = crate::actor::trace::Traced::new(msg, crate::actor::trace::Via::Timer);
         self.inbox.push_timer(msg).map_err(|e| self.refused(e))
     }
 

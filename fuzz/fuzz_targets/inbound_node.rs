@@ -1,9 +1,10 @@
 //! Feeds sequences of frames to a live node over the loopback transport,
 //! through the node's real receiving thread: hellos (naming the node's
 //! real client, a forger that reads, endpoints nobody listens on, with
-//! previous-session counts at their extremes), tells and asks on the
-//! sessions those hellos opened and on guessed ones, replies, errors and
-//! byes with guessed correlations, and raw bytes.
+//! previous-session counts at their extremes, asking for acknowledgements
+//! or not), tells and asks on the sessions those hellos opened and on
+//! guessed ones, replies, errors, byes, acks and stray authentication
+//! frames with guessed correlations, and raw bytes.
 //!
 //! After every input the node must still be itself: a real client's ask
 //! is answered within a bound (a receiving thread that stalls on a hello
@@ -147,6 +148,7 @@ enum Op {
         previous: Option<(Pick, Pick)>,
         session: Pick,
         seq: Pick,
+        reads_acks: bool,
         trailing: Option<u8>,
     },
     Frame {
@@ -190,14 +192,17 @@ fn header(
 }
 
 fn kind(b: u8) -> Kind {
-    match b % 7 {
+    match b % 10 {
         0 => Kind::Hello,
         1 => Kind::Welcome,
         2 => Kind::Tell,
         3 => Kind::Ask,
         4 => Kind::Reply,
         5 => Kind::Error,
-        _ => Kind::Bye,
+        6 => Kind::Bye,
+        7 => Kind::Challenge,
+        8 => Kind::Proof,
+        _ => Kind::Ack,
     }
 }
 
@@ -210,6 +215,7 @@ fn encode(op: &Op, schema: u64) -> Vec<u8> {
             previous,
             session,
             seq,
+            reads_acks,
             trailing,
         } => {
             let from = endpoint(from);
@@ -220,7 +226,9 @@ fn encode(op: &Op, schema: u64) -> Vec<u8> {
                 schema: if *wrong_schema { !schema } else { schema },
                 previous: previous.as_ref().map(|(s, n)| (s.value(), n.value())),
             };
-            let h = header(Kind::Hello, 0, 0, 1, session.value(), seq.value());
+            // Bit 0 of a hello's wire id: its sender reads acknowledgements.
+            let wire_id = u32::from(*reads_acks);
+            let h = header(Kind::Hello, 0, wire_id, 1, session.value(), seq.value());
             let mut bytes = frame::to_vec(&h, &body).expect("hello frame");
             if let Some(b) = trailing {
                 bytes.push(*b);

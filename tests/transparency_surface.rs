@@ -101,6 +101,9 @@ const REVIEWED: &[&str] = &[
     // in the handler's system, whichever way the handler was reached.
     "Spawn::name",
     "Spawn::record_latency",
+    // Attaches a flight recorder to the new actor: what it records is the
+    // child's queue, the same whichever way the spawning handler ran.
+    "Spawn::flight_recorder",
     "Spawn::supervise",
     "Spawn::restart_with",
     "Spawn::mailbox",
@@ -112,6 +115,7 @@ const REVIEWED: &[&str] = &[
     "Spawn::start",
     "impl Debug for Spawn",
     "GroupSpawn::record_latency",
+    "GroupSpawn::flight_recorder", // as `Spawn::flight_recorder`, for the new group
     "GroupSpawn::name",
     "GroupSpawn::mailbox",
     "GroupSpawn::policy",

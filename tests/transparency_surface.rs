@@ -104,6 +104,10 @@ const REVIEWED: &[&str] = &[
     // Attaches a flight recorder to the new actor: what it records is the
     // child's queue, the same whichever way the spawning handler ran.
     "Spawn::flight_recorder",
+    // Runs the new actor on the system's worker pool instead of a thread
+    // of its own: where the child runs, decided by the spawning handler
+    // the same way whichever way it was reached.
+    "Spawn::pooled",
     "Spawn::supervise",
     "Spawn::restart_with",
     "Spawn::mailbox",
@@ -116,6 +120,7 @@ const REVIEWED: &[&str] = &[
     "impl Debug for Spawn",
     "GroupSpawn::record_latency",
     "GroupSpawn::flight_recorder", // as `Spawn::flight_recorder`, for the new group
+    "GroupSpawn::pooled",          // as `Spawn::pooled`, for the new group
     "GroupSpawn::name",
     "GroupSpawn::mailbox",
     "GroupSpawn::policy",

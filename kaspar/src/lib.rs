@@ -176,6 +176,7 @@ pub use mailbox::{IdleWait, MailboxKind, WhenFull};
 pub use reply::{Ask, ReplyTo};
 pub use system::group_spawn::{GroupSpawn, PreparedGroup};
 pub use system::placement::{Placement, PlacementOutcome};
+pub use system::pool::PoolConfig;
 pub use system::prepare::Prepared;
 pub use system::spawn::Spawn;
 pub use system::{ShutdownReport, System, SystemConfig};
@@ -556,6 +557,8 @@ pub mod __loom {
     pub fn cached_slots<R: Send + 'static>() -> usize {
         crate::reply::cached_slots::<R>()
     }
+
+    pub use crate::delivery::sched::model::{IdleModel, Poll, PooledMailbox, SleepToken};
 }
 
 /// What `#[actor]` expansions name. Not part of the public API.

@@ -143,7 +143,7 @@ fn serve_until_closed<A: Actor>(
 /// accepted go to dead letters, the mailbox's reserved slots included.
 #[cold]
 #[inline(never)]
-fn die<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>) {
+pub(crate) fn die<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>) {
     SharedCounters::bump(&cell.stats.shared.panics);
     // Sends are refused (and hand their message back) from here on.
     cell.inbox.close();
@@ -171,7 +171,7 @@ fn die<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>) {
 /// Fills the cell with the state `factory` builds on this thread. If the
 /// factory panics, the actor stops before it started: what is queued goes
 /// to dead letters, and watchers hear `Panicked`.
-fn build_under<A: Actor>(
+pub(crate) fn build_under<A: Actor>(
     cell: &Arc<ActorCell<A>>,
     held: &Held<'_>,
     factory: Box<dyn FnOnce() -> A + Send>,

@@ -40,6 +40,7 @@
 
 #[cfg(feature = "journal")]
 pub mod journal;
+pub(crate) mod pooled;
 pub(crate) mod sim;
 pub(crate) mod solo;
 

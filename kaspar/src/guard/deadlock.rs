@@ -42,6 +42,7 @@ use std::sync::Arc;
 
 use crate::base::ids::Target;
 use crate::base::sync::Mutex;
+use crate::guard::blocking;
 use crate::guard::chain::{self, CallChain};
 use crate::guard::lock::ActorLock;
 
@@ -146,9 +147,23 @@ pub struct WaitEdge {
     pub kind: WaitKind,
 }
 
-/// Removes the calling thread's registry entry on drop.
+/// Removes the calling thread's registry entry on drop, and tells a pool
+/// worker's blocking hook that the wait is over ([`blocking`]).
 pub(crate) struct Registered {
     thread: usize,
+    /// Dropped after the entry is removed (fields drop after `drop`).
+    _in_place: blocking::InPlace,
+}
+
+impl Registered {
+    /// The guard of a wait by `thread` (0: not in the graph), announced to
+    /// the thread's blocking hook.
+    fn new(thread: usize) -> Self {
+        Registered {
+            thread,
+            _in_place: blocking::block_in_place(),
+        }
+    }
 }
 
 /// How often a waiter that can back out (an `ask` being waited on, a send
@@ -215,7 +230,7 @@ pub(crate) fn register_wait(me: usize, on: WaitOn, target: impl FnOnce() -> Targ
         target,
         chain: chain::snapshot(),
     });
-    Registered { thread: me }
+    Registered::new(me)
 }
 
 impl Drop for Registered {
@@ -243,7 +258,7 @@ pub(crate) fn before_wait(
         // Nobody can be waiting for this thread, so its wait closes no
         // cycle: skip the registry (the common case of a plain thread
         // waiting on an ask, which would otherwise take its global lock).
-        return Ok(Registered { thread: 0 });
+        return Ok(Registered::new(0));
     }
     let target = target();
     let mut reg = REGISTRY.lock();
@@ -256,7 +271,7 @@ pub(crate) fn before_wait(
         target,
         chain: chain::snapshot(),
     });
-    Ok(Registered { thread: me })
+    Ok(Registered::new(me))
 }
 
 impl Registry {

@@ -13,7 +13,7 @@
 //! transition.
 
 use super::blocking::Locked;
-use super::{Drained, IdleWait};
+use super::{Drained, IdleWait, Polled};
 use crate::error::SendError;
 
 /// Mutex + condvar around a ring with an overflow; drains in batches and
@@ -43,6 +43,15 @@ impl<T> BQueueBatched<T> {
     /// Moves up to `max` of the oldest messages into `out` without waiting.
     pub fn try_pop_batch(&self, out: &mut Vec<T>, max: usize) -> usize {
         self.0.try_pop_batch(out, max)
+    }
+
+    /// The pooled consumer's drain (see `Locked::poll_batch`).
+    pub(crate) fn poll_batch(&self, out: &mut Vec<T>, max: usize) -> Polled {
+        self.0.poll_batch(out, max)
+    }
+
+    pub(super) fn locked(&self) -> &Locked<T> {
+        &self.0
     }
 
     /// Refuses further pushes and wakes the consumer.

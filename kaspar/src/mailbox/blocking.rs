@@ -44,8 +44,8 @@
 
 use std::collections::VecDeque;
 
-use super::park::Polls;
-use super::{Drained, IdleWait};
+use super::park::{Polls, TaskSlot};
+use super::{Drained, IdleWait, Polled};
 use crate::base::sync::{AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 use crate::error::SendError;
 
@@ -73,6 +73,16 @@ impl<T> BQueue<T> {
     /// Pops at most one message without waiting.
     pub fn try_pop_batch(&self, out: &mut Vec<T>, max: usize) -> usize {
         self.0.try_pop_batch(out, max.min(1))
+    }
+
+    /// The pooled consumer's drain of at most one message (see
+    /// [`Locked::poll_batch`]).
+    pub(crate) fn poll_batch(&self, out: &mut Vec<T>, _max: usize) -> Polled {
+        self.0.poll_batch(out, 1)
+    }
+
+    pub(super) fn locked(&self) -> &Locked<T> {
+        &self.0
     }
 
     /// Refuses further pushes and wakes the consumer.
@@ -121,6 +131,9 @@ pub(super) struct Locked<T> {
     /// after releasing it. Locked only by the consumer; empty between
     /// drains; allocated when the queue first spills into the overflow.
     spare: Mutex<VecDeque<T>>,
+    /// Set for a pooled consumer: a push that finds it `sleeping` (idle)
+    /// schedules it instead of notifying `nonempty`.
+    pub(super) task: TaskSlot,
 }
 
 #[derive(Debug)]
@@ -142,6 +155,10 @@ struct State<T> {
 const FEW: usize = 16;
 #[cfg(loom)]
 const FEW: usize = 1;
+
+/// Slots a pooled queue with nothing up front keeps while idle; a burst
+/// past them is given back when the consumer goes idle.
+const KEEP_IDLE: usize = 8;
 
 impl<T> State<T> {
     fn len(&self) -> usize {
@@ -191,7 +208,8 @@ impl<T> State<T> {
 
 impl<T> Locked<T> {
     pub(super) fn new(capacity: usize) -> Self {
-        let capacity = capacity.max(1);
+        // 0 is allowed: nothing up front, every message in the overflow
+        // (a pooled actor's mailbox that holds no memory while idle).
         Locked {
             state: Mutex::new(State {
                 ring: VecDeque::with_capacity(capacity),
@@ -204,6 +222,7 @@ impl<T> Locked<T> {
             nonempty: Condvar::new(),
             wakeups: AtomicU64::new(0),
             spare: Mutex::new(VecDeque::new()),
+            task: TaskSlot::default(),
         }
     }
 
@@ -241,7 +260,40 @@ impl<T> Locked<T> {
     #[cold]
     fn wake_one(&self) {
         self.wakeups.fetch_add(1, Ordering::Relaxed);
-        self.nonempty.notify_one();
+        match self.task.get() {
+            Some(task) => task.schedule(),
+            None => self.nonempty.notify_one(),
+        }
+    }
+
+    /// The pooled consumer's drain: moves up to `max` messages without
+    /// waiting; with none, reports the queue closed and drained, or goes
+    /// idle: sets `sleeping` under the lock, so the push that makes the
+    /// queue non-empty (or `close`) takes the flag and schedules the
+    /// consumer, exactly once.
+    pub(super) fn poll_batch(&self, out: &mut Vec<T>, max: usize) -> Polled {
+        let mut st = self.state.lock();
+        if st.len() > 0 {
+            return Polled::Got(self.take(st, out, max.max(1)));
+        }
+        if st.closed {
+            return Polled::Closed;
+        }
+        debug_assert!(!st.sleeping, "a pooled consumer runs only while awake");
+        st.sleeping = true;
+        // A queue with nothing up front (`capacity` 0, the pooled default)
+        // gives a burst's room back as it goes idle: an idle pooled actor
+        // holds at most `KEEP_IDLE` slots. (Sized queues keep their room,
+        // as the allocation tests require.)
+        let spare = if st.capacity == 0 && st.overflow.capacity() > KEEP_IDLE {
+            Some(std::mem::take(&mut st.overflow))
+        } else {
+            None
+        };
+        drop(st);
+        // Freed outside the lock.
+        drop(spare);
+        Polled::Idle
     }
 
     /// Moves up to `max` messages (at least one when any is queued),
@@ -335,6 +387,11 @@ impl<T> Locked<T> {
         drop(st);
         if wake {
             self.wakeups.fetch_add(1, Ordering::Relaxed);
+            if let Some(task) = self.task.get() {
+                // Taken under the lock: only this close schedules it.
+                task.schedule();
+                return;
+            }
         }
         // Unconditionally: a no-op without waiters, and `close` is rare.
         self.nonempty.notify_all();

@@ -56,8 +56,8 @@ use std::mem::MaybeUninit;
 
 use crossbeam_utils::CachePadded;
 
-use super::park::{Parker, Polls};
-use super::{Drained, IdleWait, WhenFull};
+use super::park::{Polls, Wake};
+use super::{Drained, IdleWait, Polled, WhenFull};
 use crate::base::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, UnsafeCell};
 use crate::error::SendError;
 use crate::guard::deadlock::RECHECK;
@@ -113,7 +113,7 @@ pub struct LockFreeMpsc<T> {
     consumer: CachePadded<Consumer>,
     slots: Box<[Slot<T>]>,
     mask: usize,
-    parker: Parker,
+    pub(super) wake: Wake,
     when_full: WhenFull,
     /// Producers asleep (or about to sleep) on `space` (`WhenFull::Wait`).
     space_waiters: AtomicUsize,
@@ -178,7 +178,7 @@ impl<T> LockFreeMpsc<T> {
                 })
                 .collect(),
             mask: cap - 1,
-            parker: Parker::new(),
+            wake: Wake::default(),
             when_full,
             space_waiters: AtomicUsize::new(0),
             space_lock: Mutex::new(()),
@@ -247,7 +247,7 @@ impl<T> LockFreeMpsc<T> {
                         // Release publishes the write (S2).
                         slot.seq.store(pos_add(pos, 1), Ordering::Release);
                         if t & SLEEPING != 0 {
-                            self.parker.unpark();
+                            self.wake.wake();
                         }
                         let head = self.consumer.head.load(Ordering::Relaxed);
                         return Ok(pos_sub(pos_add(pos, 1), head).min(self.capacity()));
@@ -377,7 +377,36 @@ impl<T> LockFreeMpsc<T> {
                 self.tail.fetch_and(!SLEEPING, Ordering::AcqRel);
                 continue;
             }
-            self.parker.park();
+            self.wake.parker.park();
+        }
+    }
+
+    /// The pooled consumer's drain: moves up to `max` published messages
+    /// into `out` without waiting; with none, reports the queue closed and
+    /// drained, goes idle, or reports `Busy` while a reservation is being
+    /// written. Going idle is a compare-and-swap from the `tail` the drain
+    /// found empty, so it fails if any reservation came since (see
+    /// `park`'s module docs).
+    pub(crate) fn poll_batch(&self, out: &mut Vec<T>, max: usize) -> Polled {
+        let n = self.try_pop_batch(out, max.max(1));
+        if n > 0 {
+            return Polled::Got(n);
+        }
+        let t = self.tail.load(Ordering::Acquire);
+        debug_assert!(t & SLEEPING == 0, "a pooled consumer runs only while awake");
+        if t >> SHIFT != self.consumer.head.load(Ordering::Relaxed) {
+            return Polled::Busy;
+        }
+        if t & CLOSED != 0 {
+            return Polled::Closed;
+        }
+        // AcqRel: the next reservation's CAS reads this bit.
+        match self
+            .tail
+            .compare_exchange(t, t | SLEEPING, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Polled::Idle,
+            Err(_) => Polled::Busy,
         }
     }
 
@@ -431,9 +460,16 @@ impl<T> LockFreeMpsc<T> {
     /// Refuses further pushes, wakes the consumer and any producer waiting
     /// for space.
     pub fn close(&self) {
-        let prev = self.tail.fetch_or(CLOSED, Ordering::AcqRel);
+        // `CLOSED` in, `SLEEPING` out, in one step: only the close that
+        // finds the consumer asleep wakes it.
+        let prev = self
+            .tail
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                Some((t | CLOSED) & !SLEEPING)
+            })
+            .unwrap_or_else(|t| t);
         if prev & SLEEPING != 0 {
-            self.parker.unpark();
+            self.wake.wake();
         }
         let _guard = self.space_lock.lock();
         self.space.notify_all();
@@ -458,7 +494,7 @@ impl<T> LockFreeMpsc<T> {
 
     /// Times a push (or `close`) found the consumer asleep and woke it.
     pub fn wakeups(&self) -> u64 {
-        self.parker.unparks()
+        self.wake.wakes()
     }
 
     /// Whether the consumer is asleep, or about to be (`SLEEPING` is set).

@@ -91,6 +91,8 @@ mod park;
 mod segmented;
 mod sharded;
 
+pub(crate) use park::{Schedule, TaskSlot};
+
 pub use batched::BQueueBatched;
 pub use blocking::BQueue;
 pub use kind::{IdleWait, MailboxKind, WhenFull};
@@ -113,6 +115,22 @@ pub enum Drained {
     /// This many messages were appended to the output.
     Got(usize),
     /// The mailbox is closed and empty: nothing more will ever arrive.
+    Closed,
+}
+
+/// What a pooled consumer's non-blocking drain found
+/// ([`Mailbox::poll_batch`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Polled {
+    /// This many messages were appended to the output.
+    Got(usize),
+    /// Empty and open: the consumer is idle now, and the next push (or
+    /// `close`) schedules it through its hook, exactly once.
+    Idle,
+    /// Empty for the moment, but a push is under way (reserved, not yet
+    /// written; or counted after the sweep): run again soon.
+    Busy,
+    /// Closed and empty: nothing more will ever arrive.
     Closed,
 }
 
@@ -208,6 +226,45 @@ impl<T> Mailbox<T> {
             Mailbox::Sharded(q) => q.try_pop_batch(out, max),
             Mailbox::LockFree(q) => q.try_pop_batch(out, max),
             Mailbox::Segmented(q) => q.try_pop_batch(out, max),
+        }
+    }
+
+    /// Makes the consumer a pooled one: from now on a push (or `close`)
+    /// that finds it idle calls `hook` instead of waking a thread, and the
+    /// consumer drains with [`poll_batch`](Self::poll_batch) only. Call it
+    /// before the consumer first runs. Hands the hook back if the mailbox
+    /// was made pooled already.
+    pub(crate) fn set_task(&self, hook: Box<dyn Schedule>) -> Result<(), Box<dyn Schedule>> {
+        self.task_slot().set(hook)
+    }
+
+    /// The pooled consumer's hook, if the mailbox has one.
+    pub(crate) fn task(&self) -> Option<&dyn Schedule> {
+        self.task_slot().get()
+    }
+
+    fn task_slot(&self) -> &TaskSlot {
+        match self {
+            Mailbox::BQueue(q) => &q.locked().task,
+            Mailbox::BQueueBatched(q) => &q.locked().task,
+            Mailbox::Sharded(q) => &q.wake.task,
+            Mailbox::LockFree(q) => &q.wake.task,
+            Mailbox::Segmented(q) => &q.wake.task,
+        }
+    }
+
+    /// The pooled consumer's drain: up to `max` messages without waiting,
+    /// or, with none, the consumer goes idle (or learns the mailbox is
+    /// closed and drained, or that a push is under way). A pop-one kind
+    /// moves at most one.
+    #[inline]
+    pub(crate) fn poll_batch(&self, out: &mut Vec<T>, max: usize) -> Polled {
+        match self {
+            Mailbox::BQueue(q) => q.poll_batch(out, max),
+            Mailbox::BQueueBatched(q) => q.poll_batch(out, max),
+            Mailbox::Sharded(q) => q.poll_batch(out, max),
+            Mailbox::LockFree(q) => q.poll_batch(out, max),
+            Mailbox::Segmented(q) => q.poll_batch(out, max),
         }
     }
 

@@ -20,10 +20,99 @@
 //! unpark however many producers push meanwhile, and a producer that finds
 //! the bit clear (the consumer is busy, or still polling) makes no wake-up
 //! call at all.
+//!
+//! # Pooled consumers
+//!
+//! The consumer of a pooled actor holds no thread to park: it runs as a
+//! task on a scheduler's worker. Its mailbox carries a [`Schedule`] hook
+//! (set once, before the consumer first runs: [`TaskSlot`]), and the same
+//! protocol decides who schedules it: "asleep" is "idle", and the producer
+//! that would have unparked the consumer schedules it instead ([`Wake`]).
+//! The consumer goes idle only through a queue's non-blocking
+//! `poll_batch`, which sets `SLEEPING` with a compare-and-swap that
+//! succeeds only while the queue is empty and open (a thread consumer may
+//! set the bit and take it back; a pooled one may not, or two producers
+//! could each schedule it once). So an idle actor is scheduled by exactly
+//! one producer (or by `close`), and never while it runs.
+
+use std::any::Any;
+use std::fmt;
+// The hook is set before the consumer first runs and only read after, so
+// a plain `OnceLock` (no loom counterpart) needs no modelling.
+use std::sync::OnceLock;
 
 use super::IdleWait;
 use crate::base::backoff::Backoff;
 use crate::base::sync::{hint, AtomicU64, Condvar, Mutex, Ordering};
+
+/// How a scheduler runs the consumer of a mailbox that holds no thread: a
+/// producer that finds such a consumer idle calls [`schedule`](Self::schedule)
+/// instead of unparking a thread.
+pub(crate) trait Schedule: Send + Sync + 'static {
+    /// Puts the consumer on a run queue. Called exactly once per idle
+    /// period (by the producer whose push ended it, or by `close`), never
+    /// while the consumer runs.
+    fn schedule(&self);
+    /// The hook itself, for the scheduler to find its own type again.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Where a mailbox keeps its [`Schedule`] hook: empty for a consumer that
+/// parks a thread, set once for a pooled one.
+#[derive(Default)]
+pub(crate) struct TaskSlot(OnceLock<Box<dyn Schedule>>);
+
+impl TaskSlot {
+    /// Makes the consumer a pooled one. Hands the hook back if one is set
+    /// already.
+    pub(crate) fn set(&self, hook: Box<dyn Schedule>) -> Result<(), Box<dyn Schedule>> {
+        self.0.set(hook)
+    }
+
+    /// The hook, for a pooled consumer.
+    #[inline]
+    pub(crate) fn get(&self) -> Option<&dyn Schedule> {
+        self.0.get().map(|b| &**b)
+    }
+}
+
+impl fmt::Debug for TaskSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "Task"
+        } else {
+            "Thread"
+        })
+    }
+}
+
+/// The wake-up of the queues that sleep on a [`Parker`]: unpark the
+/// consumer's thread, or schedule the pooled consumer.
+#[derive(Debug, Default)]
+pub(super) struct Wake {
+    pub(super) parker: Parker,
+    pub(super) task: TaskSlot,
+}
+
+impl Wake {
+    /// Ends the consumer's sleep (or idleness): called by the one producer
+    /// (or `close`) that found it asleep.
+    #[cold]
+    pub(super) fn wake(&self) {
+        match self.task.get() {
+            Some(task) => {
+                self.parker.unparks.fetch_add(1, Ordering::Relaxed);
+                task.schedule();
+            }
+            None => self.parker.unpark(),
+        }
+    }
+
+    /// Wake-ups so far: unparks and schedules.
+    pub(super) fn wakes(&self) -> u64 {
+        self.parker.unparks()
+    }
+}
 
 /// A one-token semaphore over a mutex and a condition variable, counting
 /// its unparks.
@@ -37,14 +126,6 @@ pub(super) struct Parker {
 }
 
 impl Parker {
-    pub(super) fn new() -> Self {
-        Parker {
-            token: Mutex::new(false),
-            cv: Condvar::new(),
-            unparks: AtomicU64::new(0),
-        }
-    }
-
     /// Sleeps until a token is available, then takes it.
     pub(super) fn park(&self) {
         let mut token = self.token.lock();

@@ -35,8 +35,8 @@ use std::collections::VecDeque;
 
 use crossbeam_utils::CachePadded;
 
-use super::park::{Parker, Polls};
-use super::{Drained, IdleWait};
+use super::park::{Polls, Wake};
+use super::{Drained, IdleWait, Polled};
 use crate::base::sync::{AtomicUsize, Mutex, Ordering};
 use crate::error::SendError;
 
@@ -56,7 +56,7 @@ pub struct ShardedBQueue<T> {
     /// The lane the next drain starts at. Only the consumer touches it;
     /// an atomic so the queue stays `Sync` without `unsafe`.
     cursor: AtomicUsize,
-    parker: Parker,
+    pub(super) wake: Wake,
 }
 
 struct LaneSlot<T> {
@@ -106,7 +106,7 @@ impl<T> ShardedBQueue<T> {
                 .collect(),
             state: CachePadded::new(AtomicUsize::new(0)),
             cursor: AtomicUsize::new(0),
-            parker: Parker::new(),
+            wake: Wake::default(),
         }
     }
 
@@ -150,7 +150,7 @@ impl<T> ShardedBQueue<T> {
     #[cold]
     fn wake(&self) {
         if self.state.fetch_and(!SLEEPING, Ordering::AcqRel) & SLEEPING != 0 {
-            self.parker.unpark();
+            self.wake.wake();
         }
     }
 
@@ -192,7 +192,47 @@ impl<T> ShardedBQueue<T> {
                 self.state.fetch_and(!SLEEPING, Ordering::AcqRel);
                 continue;
             }
-            self.parker.park();
+            self.wake.parker.park();
+        }
+    }
+
+    /// The pooled consumer's drain: moves up to `max` messages into `out`
+    /// without waiting; with none, reports the queue closed and drained,
+    /// or goes idle with a compare-and-swap of the count word from
+    /// "nothing queued, open" to `SLEEPING`, which fails if any push was
+    /// counted since (see `park`'s module docs). A producer that counted
+    /// its message against `SLEEPING` clears it in `wake`; of several, the
+    /// one that clears it schedules.
+    pub(crate) fn poll_batch(&self, out: &mut Vec<T>, max: usize) -> Polled {
+        let max = max.max(1);
+        let n = self.try_pop_batch(out, max);
+        if n > 0 {
+            return Polled::Got(n);
+        }
+        let state = self.state.load(Ordering::Acquire);
+        if state & CLOSED != 0 {
+            let n = self.try_pop_batch(out, max);
+            return if n > 0 {
+                Polled::Got(n)
+            } else {
+                Polled::Closed
+            };
+        }
+        debug_assert!(
+            state & SLEEPING == 0,
+            "a pooled consumer runs only while awake"
+        );
+        if state >= ONE {
+            // Counted after our sweep looked at its lane: run again soon.
+            return Polled::Busy;
+        }
+        // AcqRel: the next producer's increment reads this bit.
+        match self
+            .state
+            .compare_exchange(0, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Polled::Idle,
+            Err(_) => Polled::Busy,
         }
     }
 
@@ -261,7 +301,7 @@ impl<T> ShardedBQueue<T> {
 
     /// Times a push (or `close`) found the consumer asleep and woke it.
     pub fn wakeups(&self) -> u64 {
-        self.parker.unparks()
+        self.wake.wakes()
     }
 
     /// Whether the consumer is asleep, or about to be (`SLEEPING` is set).

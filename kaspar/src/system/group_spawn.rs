@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::base::ids::{ActorId, Target};
 use crate::delivery::run_loop::LoopConfig;
+use crate::group::pooled::PooledGroup;
 use crate::group::{self, GroupCore, GroupInit, GroupSpec};
 use crate::guard::chain::{self, CyclePolicy};
 use crate::guard::lock::{ActorLock, Pledge};
@@ -76,6 +77,10 @@ pub struct GroupSpawn<'s, G: GroupSpec> {
     policy: CyclePolicy,
     looping: LoopConfig,
     latency: bool,
+    /// Run as one unit on the system's pool instead of a thread.
+    pooled: bool,
+    /// A placement was asked for (which a pooled group cannot have).
+    placed: bool,
 }
 
 impl<G: GroupSpec> fmt::Debug for GroupSpawn<'_, G> {
@@ -139,6 +144,8 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
             },
             system,
             latency: false,
+            pooled: false,
+            placed: false,
         }
     }
 
@@ -252,12 +259,38 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
     /// Where the group's thread runs (CPU affinity, `SCHED_FIFO`).
     pub fn placement(mut self, placement: Placement) -> Self {
         self.placement = placement;
+        self.placed = true;
+        self
+    }
+
+    /// Runs the whole group on the system's pool as one schedulable unit
+    /// (see [`Spawn::pooled`](crate::Spawn::pooled)): its one queue, its
+    /// one lock and its total order are kept; a send to any member
+    /// schedules the group, and one activation handles up to the pool's
+    /// budget of the group's messages.
+    ///
+    /// # Panics
+    ///
+    /// At [`start`](Self::start), for a group whose members a factory
+    /// builds on the group's thread ([`System::spawn_group_with`]): such
+    /// states may not be `Send`, and the pool moves a group between
+    /// threads. Or with a [`placement`](Self::placement): the pool's
+    /// workers are placed with [`PoolConfig`](crate::PoolConfig).
+    pub fn pooled(mut self) -> Self {
+        self.pooled = true;
         self
     }
 
     /// [`start`](GroupSpawn::start), then waits until the thread has
     /// applied its placement and returns what the OS did with it.
     pub fn start_placed(self) -> (G, PlacementOutcome) {
+        if self.pooled {
+            let nothing = PlacementOutcome {
+                affinity: None,
+                priority: None,
+            };
+            return (self.launch_pooled(), nothing);
+        }
         let (group, placed) = self.launch();
         (group, placement_of(&placed))
     }
@@ -266,8 +299,52 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
     /// member gets its state and runs its `#[started]` hook on that thread,
     /// in field order, before the first message to any member, synchronous
     /// or queued.
+    #[track_caller]
     pub fn start(self) -> G {
+        if self.pooled {
+            return self.launch_pooled();
+        }
         self.launch().0
+    }
+
+    /// [`start`](Self::start) for a pooled group.
+    #[track_caller]
+    fn launch_pooled(mut self) -> G {
+        assert!(
+            !self.init.thread_bound,
+            "kaspar: the group {} builds its members on its own thread (`spawn_group_with`), so they may not be `Send`; it cannot run on the pool",
+            G::NAME
+        );
+        assert!(
+            !self.placed,
+            "kaspar: a pooled group runs on the pool's workers; place them with `PoolConfig`, not `GroupSpawn::placement`"
+        );
+        let Parts { spec, core, lock } = match self.prepared.take() {
+            Some(parts) => parts,
+            None => reserve(&self.system, self.mailbox, self.policy, self.name.clone()),
+        };
+        if self.latency {
+            group::record_latency(&core);
+        }
+        // The first activation takes the lock over before anything else.
+        lock.hand_over();
+        let waits_for = Target::new(ActorId::GROUP, G::NAME, self.name.clone());
+        let unit = Arc::new(PooledGroup::new(
+            spec.duplicate(),
+            Arc::clone(&core),
+            lock,
+            self.looping.max_batch,
+            self.init,
+            waits_for,
+        ));
+        let (pool, slot) = self
+            .system
+            .pool_member(Arc::clone(&unit) as Arc<dyn crate::delivery::sched::Member>);
+        if self.system.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            group::close(&core);
+        }
+        unit.attach(&pool, slot);
+        spec
     }
 
     fn launch(mut self) -> (G, mpsc::Receiver<PlacementOutcome>) {

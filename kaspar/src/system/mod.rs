@@ -14,6 +14,7 @@ pub(crate) mod group_spawn;
 #[cfg(feature = "metrics")]
 pub(crate) mod metrics;
 pub(crate) mod placement;
+pub(crate) mod pool;
 pub(crate) mod prepare;
 #[cfg(any(feature = "metrics", feature = "console"))]
 pub(crate) mod registry;
@@ -57,6 +58,10 @@ pub struct SystemConfig {
     pub max_batch: usize,
     /// The clock handlers read through `Ctx::now`.
     pub clock: Clock,
+    /// The actor pool that runs pooled actors
+    /// ([`Spawn::pooled`](crate::system::spawn::Spawn::pooled)); started
+    /// on the first pooled spawn.
+    pub pool: self::pool::PoolConfig,
 }
 
 impl Default for SystemConfig {
@@ -67,6 +72,7 @@ impl Default for SystemConfig {
             idle: IdleWait::DEFAULT,
             max_batch: 256,
             clock: Clock::System,
+            pool: self::pool::PoolConfig::new(),
         }
     }
 }
@@ -83,6 +89,8 @@ pub(crate) struct SystemInner {
     /// does not wait for them again.
     gave_up: AtomicBool,
     running: Mutex<Vec<Running>>,
+    /// The actor pool, once a pooled spawn has started it.
+    pool: Mutex<Option<Arc<crate::delivery::sched::Shared>>>,
     pub(crate) dead: DeadLetters,
     /// Every actor's cell, held weakly, for the metrics collector and
     /// the console.
@@ -103,6 +111,7 @@ impl SystemInner {
             closed: AtomicBool::new(true),
             gave_up: AtomicBool::new(false),
             running: Mutex::new(Vec::new()),
+            pool: Mutex::new(None),
             dead: DeadLetters::new(),
             #[cfg(any(feature = "metrics", feature = "console"))]
             observed: Default::default(),
@@ -237,6 +246,7 @@ impl System {
                 closed: AtomicBool::new(false),
                 gave_up: AtomicBool::new(false),
                 running: Mutex::new(Vec::new()),
+                pool: Mutex::new(None),
                 dead: DeadLetters::new(),
                 #[cfg(any(feature = "metrics", feature = "console"))]
                 observed: Default::default(),

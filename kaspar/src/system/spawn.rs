@@ -88,6 +88,13 @@ pub struct Spawn<'s, A: Actor> {
     policy: CyclePolicy,
     looping: LoopConfig,
     latency: bool,
+    /// Run on the system's pool instead of a thread of its own.
+    pooled: bool,
+    /// The mailbox kind was chosen (by the actor's declaration, the
+    /// system's configuration or `mailbox`), so `pooled` keeps it.
+    mailbox_chosen: bool,
+    /// A placement was asked for (which a pooled actor cannot have).
+    placed: bool,
     #[cfg(feature = "journal")]
     flight: Option<crate::delivery::flight::FlightRecorder<A::Msg>>,
 }
@@ -146,6 +153,9 @@ impl<'s, A: Actor> Spawn<'s, A> {
             prepared,
             supervision: None,
             mailbox: A::MAILBOX.unwrap_or(c.mailbox),
+            mailbox_chosen: A::MAILBOX.is_some() || c.mailbox != MailboxKind::DEFAULT,
+            pooled: false,
+            placed: false,
             policy: A::POLICY.unwrap_or(c.policy),
             looping: LoopConfig {
                 idle: c.idle,
@@ -267,6 +277,7 @@ impl<'s, A: Actor> Spawn<'s, A> {
     pub fn mailbox(mut self, kind: MailboxKind) -> Self {
         self.assert_fresh("mailbox", "choose it with `System::prepare_with`");
         self.mailbox = kind;
+        self.mailbox_chosen = true;
         self
     }
 
@@ -314,12 +325,76 @@ impl<'s, A: Actor> Spawn<'s, A> {
     /// [`start_placed`](Spawn::start_placed) for whether the OS agreed.
     pub fn placement(mut self, placement: Placement) -> Self {
         self.placement = placement;
+        self.placed = true;
+        self
+    }
+
+    /// Runs the actor on the system's pool of worker threads instead of a
+    /// thread of its own (see [`PoolConfig`](crate::PoolConfig) and the
+    /// pool's module docs): it holds no thread and no stack while idle,
+    /// a send to it schedules it on a worker, and one activation handles up
+    /// to the pool's budget of messages. Everything else is as on a
+    /// thread: one handler for every delivery, `fast_send` on the caller's
+    /// thread under the actor's lock, supervision, timers, dead letters,
+    /// names, latency, watchers, shutdown. A blocking wait inside a pooled
+    /// handler (`ask(..).wait()`, a full `WhenFull::Wait` mailbox, a
+    /// `fast_send` waiting for a lock) lends the worker's queue to the
+    /// rest of the pool, which starts a spare thread if it must: it never
+    /// hangs the pool.
+    ///
+    /// Unless a mailbox kind was chosen (by `#[actor(mailbox = ...)]`,
+    /// [`SystemConfig::mailbox`](crate::SystemConfig) or
+    /// [`mailbox`](Self::mailbox)), a pooled actor gets
+    /// [`MailboxKind::POOLED`], which takes no memory until messages
+    /// arrive. [`idle`](Self::idle) does not apply (no thread waits), and
+    /// [`placement`](Self::placement) cannot: the pool's workers are
+    /// placed with [`PoolConfig`](crate::PoolConfig).
+    ///
+    /// ```
+    /// use kaspar::prelude::*;
+    ///
+    /// #[actor]
+    /// pub struct Counter { n: u64 }
+    /// #[actor]
+    /// impl Counter {
+    ///     #[handler(u64)]
+    ///     fn add(&mut self, k: u64, _c: &mut Ctx<Self>) -> u64 { self.n += k; self.n }
+    /// }
+    ///
+    /// let system = System::new();
+    /// let c = system.spawn(Counter { n: 0 }).pooled().start();
+    /// c.send(1).unwrap();
+    /// assert_eq!(c.ask(2).unwrap().wait().unwrap(), 3);
+    /// assert_eq!(c.fast_send(3).unwrap(), 6);
+    /// system.shutdown();
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// For an `#[actor(thread_bound)]` actor: its state lives on one
+    /// thread, and a pool moves an actor between threads.
+    #[track_caller]
+    pub fn pooled(mut self) -> Self {
+        assert!(
+            !A::THREAD_BOUND,
+            "kaspar: {} is `#[actor(thread_bound)]`: its state never leaves its thread, so it cannot run on the pool; spawn it on a thread of its own",
+            <A as ActorConfig>::NAME
+        );
+        self.pooled = true;
         self
     }
 
     /// [`start`](Spawn::start), then waits until the thread has applied
     /// its placement and returns what the OS did with it.
     pub fn start_placed(self) -> (Addr<A>, PlacementOutcome) {
+        if self.pooled {
+            let addr = self.launch_pooled();
+            let nothing = PlacementOutcome {
+                affinity: None,
+                priority: None,
+            };
+            return (addr, nothing);
+        }
         let (addr, placed) = self.launch();
         (addr, placement_of(&placed))
     }
@@ -334,7 +409,71 @@ impl<'s, A: Actor> Spawn<'s, A> {
     /// If the system is already shut down, the actor starts closed: it runs
     /// its hooks and sends to it return `Closed`.
     pub fn start(self) -> Addr<A> {
+        if self.pooled {
+            return self.launch_pooled();
+        }
         self.launch().0
+    }
+
+    /// [`start`](Self::start) for a pooled actor: the cell joins the
+    /// system's pool, and its first activation (its state's build and
+    /// `started`, if any, then whatever is queued) is scheduled.
+    #[track_caller]
+    fn launch_pooled(mut self) -> Addr<A> {
+        assert!(
+            !self.placed,
+            "kaspar: a pooled actor runs on the pool's workers; place them with `PoolConfig`, not `Spawn::placement`"
+        );
+        if !self.mailbox_chosen && self.prepared.is_none() {
+            self.mailbox = MailboxKind::POOLED;
+        }
+        let cell = match self.prepared {
+            Some(cell) => cell,
+            None => {
+                let cell = Arc::new(vacant_cell(
+                    &self.system,
+                    self.mailbox,
+                    self.policy,
+                    self.name,
+                ));
+                self.system.observe(&cell);
+                cell
+            }
+        };
+        if self.latency {
+            cell.record_latency();
+        }
+        if let Some(policy) = self.supervision {
+            cell.sup.set(policy);
+        }
+        let build = if A::HAS_STARTED || self.thread_bound {
+            // The first activation takes the lock over before anything
+            // else, as an actor's thread does.
+            cell.lock().hand_over();
+            Some(self.build)
+        } else {
+            let held = cell.hold();
+            cell.fill(&held, (self.build)());
+            None
+        };
+        let addr = Addr::from_cell(Arc::clone(&cell));
+        let init = Init {
+            build,
+            thread_bound: false,
+            #[cfg(feature = "journal")]
+            flight: self.flight,
+        };
+        let (pool, slot) = self
+            .system
+            .pool_member(Arc::clone(&cell) as Arc<dyn crate::delivery::sched::Member>);
+        // After joining: a shutdown that began before has closed the
+        // system first, and its `close_all` either saw this member or this
+        // sees the system closed (as `register` does for a thread).
+        if self.system.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            cell.inbox.close();
+        }
+        crate::delivery::sched::actor::attach(&cell, &pool, slot, self.looping.max_batch, init);
+        addr
     }
 
     fn launch(self) -> (Addr<A>, mpsc::Receiver<PlacementOutcome>) {

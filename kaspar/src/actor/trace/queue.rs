@@ -181,6 +181,16 @@ impl<M> Consumer<'_, M> {
         split(popped, out);
         n
     }
+
+    /// `Mailbox::poll_batch` (a pooled consumer's drain), the messages
+    /// appended to `out`.
+    pub(crate) fn poll_batch(&self, out: &mut Vec<M>, max: usize) -> crate::mailbox::Polled {
+        let popped = &mut *self.popped.borrow_mut();
+        room(popped, max);
+        let polled = self.mailbox.poll_batch(popped, max);
+        split(popped, out);
+        polled
+    }
 }
 
 /// The batch a loop serves is as big as `max` allows (up to 4096, the run

@@ -72,8 +72,8 @@ mod block;
 
 use crossbeam_utils::CachePadded;
 
-use super::park::{Parker, Polls};
-use super::{Drained, IdleWait};
+use super::park::{Polls, Wake};
+use super::{Drained, IdleWait, Polled};
 use crate::base::backoff::Backoff;
 use crate::base::sync::{thread, AtomicBool, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::error::SendError;
@@ -148,7 +148,7 @@ pub struct SegmentedMpsc<T> {
     free: FreeStack<T>,
     /// Blocks allocated so far (all of them live until `Drop`).
     blocks: AtomicUsize,
-    parker: Parker,
+    pub(super) wake: Wake,
 }
 
 // SAFETY: the queue owns its messages and moves them from producer threads
@@ -215,7 +215,7 @@ impl<T> SegmentedMpsc<T> {
             }),
             free: FreeStack::new(),
             blocks: AtomicUsize::new(1),
-            parker: Parker::new(),
+            wake: Wake::default(),
         };
         for _ in 1..capacity.div_ceil(BLOCK_CAP) {
             q.blocks.fetch_add(1, Ordering::Relaxed);
@@ -269,7 +269,7 @@ impl<T> SegmentedMpsc<T> {
                     // Release publishes the write (G2).
                     slot.stamp.store(pos_add(pos, 1), Ordering::Release);
                     if t & SLEEPING != 0 {
-                        self.parker.unpark();
+                        self.wake.wake();
                     }
                     let head = self.tail.head_seen.load(Ordering::Relaxed);
                     return Ok(count(head, pos_add(pos, 1)));
@@ -367,7 +367,45 @@ impl<T> SegmentedMpsc<T> {
                 thread::yield_now();
                 continue;
             }
-            self.parker.park();
+            self.wake.parker.park();
+        }
+    }
+
+    /// The pooled consumer's drain: moves up to `max` published messages
+    /// into `out` without waiting; with none, reports the queue closed and
+    /// drained, or goes idle (sets `SLEEPING`, so that the next
+    /// reservation schedules the consumer), or, when a reservation is in
+    /// flight, reports `Busy`.
+    ///
+    /// Going idle is a compare-and-swap from the very index the drain
+    /// found empty: it fails if any reservation came since, so the bit is
+    /// never set on a non-empty queue and never taken back (module docs of
+    /// `park`).
+    pub(crate) fn poll_batch(&self, out: &mut Vec<T>, max: usize) -> Polled {
+        let mut at = self.consume();
+        let n = self.drain(&mut at, out, max.max(1));
+        if n > 0 {
+            return Polled::Got(n);
+        }
+        let t = self.tail.index.load(Ordering::Acquire);
+        debug_assert!(t & SLEEPING == 0, "a pooled consumer runs only while awake");
+        if t >> SHIFT != at.index {
+            // Reserved, maybe not yet written: its producer finishes
+            // without us.
+            return Polled::Busy;
+        }
+        if t & CLOSED != 0 {
+            return Polled::Closed;
+        }
+        // AcqRel: the next reservation's CAS reads this bit (and so takes
+        // the duty to schedule).
+        match self
+            .tail
+            .index
+            .compare_exchange(t, t | SLEEPING, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Polled::Idle,
+            Err(_) => Polled::Busy,
         }
     }
 
@@ -452,12 +490,21 @@ impl<T> SegmentedMpsc<T> {
 
     /// Refuses further pushes and wakes the consumer.
     pub fn close(&self) {
-        let prev = self.tail.index.fetch_or(CLOSED, Ordering::AcqRel);
+        // Sets `CLOSED` and takes `SLEEPING` in one step: the one close
+        // that finds the consumer asleep wakes it, and a second close finds
+        // it awake (a pooled consumer must be scheduled once, not twice).
+        let prev = self
+            .tail
+            .index
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                Some((t | CLOSED) & !SLEEPING)
+            })
+            .unwrap_or_else(|t| t);
         // After `CLOSED`: a consumer that sees this sees no new
         // reservation after it.
         self.head.closed.store(true, Ordering::Release);
         if prev & SLEEPING != 0 {
-            self.parker.unpark();
+            self.wake.wake();
         }
     }
 
@@ -485,7 +532,7 @@ impl<T> SegmentedMpsc<T> {
 
     /// Times a push (or `close`) found the consumer asleep and woke it.
     pub fn wakeups(&self) -> u64 {
-        self.parker.unparks()
+        self.wake.wakes()
     }
 
     /// Whether the consumer is asleep, or about to be.

@@ -1,0 +1,250 @@
+//! A pooled actor: the hook its mailbox calls when a push finds it idle,
+//! and one activation of it on a worker.
+//!
+//! The activation is the run loop of `run_loop.rs` cut into slices: the
+//! same `serve`, `stop_under` and `die`, so a pooled actor handles,
+//! supervises, records latency, dead-letters and stops exactly as an actor
+//! on its own thread does. What differs is the wait: where the thread
+//! would sleep, the activation sets its mailbox idle and returns.
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Weak};
+
+use super::{worker, Member, Runnable, Shared, Task};
+use crate::actor::cell::{ActorCell, Held, STOPPED};
+use crate::actor::trace;
+use crate::actor::traits::Actor;
+use crate::delivery::run_loop::{self, Init};
+use crate::failure::drop_quietly;
+use crate::guard::chain;
+use crate::mailbox::{Polled, Schedule};
+
+/// Batch slots an idle pooled actor keeps between activations.
+const KEEP_IDLE: usize = 8;
+
+/// What a pooled actor's mailbox calls to schedule it, and what its
+/// activations carry from one to the next.
+struct Hook<A: Actor> {
+    /// Weak: the hook lives inside the cell (in its mailbox).
+    cell: Weak<ActorCell<A>>,
+    pool: Arc<Shared>,
+    /// Its slot in the pool's member list.
+    slot: usize,
+    max_batch: usize,
+    /// Locked by the running activation. Only one activation is ever
+    /// scheduled at a time (module docs of `sched`); the next one can
+    /// start the moment this one has set the mailbox idle, and waits here
+    /// the few instructions until this one has returned.
+    run: parking_lot::Mutex<Run<A>>,
+}
+
+struct Run<A: Actor> {
+    /// The state's build and `started`, for the first activation.
+    init: Option<Init<A>>,
+    /// Reused by every activation: allocated on the first message.
+    batch: Vec<A::Msg>,
+    /// The actor stopped and left the pool: a stale schedule finds
+    /// nothing to do.
+    done: bool,
+    #[cfg(feature = "journal")]
+    flight: Option<crate::delivery::flight::FlightRecorder<A::Msg>>,
+}
+
+impl<A: Actor> Schedule for Hook<A> {
+    fn schedule(&self) {
+        // The producer calling this holds the cell (it is pushing into its
+        // mailbox), so the upgrade succeeds; `close` from the pool's
+        // shutdown holds it through the member list.
+        if let Some(cell) = self.cell.upgrade() {
+            worker::schedule(&self.pool, cell);
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl<A: Actor> Member for ActorCell<A> {
+    fn close(&self) {
+        self.inbox.close();
+    }
+}
+
+/// Makes `cell`'s actor a pooled one in `pool` (it joined as member
+/// `slot`), and schedules its first activation, which runs `init` (the
+/// state's build and `started`, if the spawner left them) and then drains
+/// whatever was queued.
+///
+/// # Panics
+///
+/// If the actor's mailbox is a group's queue, or is pooled already.
+pub(crate) fn attach<A: Actor>(
+    cell: &Arc<ActorCell<A>>,
+    pool: &Arc<Shared>,
+    slot: usize,
+    max_batch: usize,
+    mut init: Init<A>,
+) {
+    #[cfg(feature = "journal")]
+    let flight = init.flight.take();
+    // A pooled state is `Send` (the spawn refused a thread-bound actor):
+    // it is dropped with its cell, wherever that happens.
+    init.thread_bound = false;
+    let hook = Hook {
+        cell: Arc::downgrade(cell),
+        pool: Arc::clone(pool),
+        slot,
+        max_batch: max_batch.max(1),
+        run: parking_lot::Mutex::new(Run {
+            init: Some(init),
+            batch: Vec::new(),
+            done: false,
+            #[cfg(feature = "journal")]
+            flight,
+        }),
+    };
+    let mailbox = cell
+        .inbox
+        .own()
+        .expect("kaspar: a pooled actor owns its mailbox");
+    if mailbox.set_task(Box::new(hook)).is_err() {
+        panic!("kaspar: this actor's mailbox is pooled already");
+    }
+    worker::schedule(pool, Arc::clone(cell) as Task);
+}
+
+impl<A: Actor> Runnable for ActorCell<A> {
+    fn run(self: Arc<Self>, budget: usize) -> Option<Task> {
+        let again = {
+            let hook = hook_of(&self)?;
+            let mut run = hook.run.lock();
+            if run.done {
+                return None;
+            }
+            match activate(&self, &mut run, budget, hook.max_batch) {
+                Ran::Again => true,
+                Ran::Idle => {
+                    // An idle pooled actor keeps a few slots, not its
+                    // largest burst's (as its mailbox does).
+                    if run.batch.capacity() > KEEP_IDLE {
+                        run.batch = Vec::new();
+                    }
+                    false
+                }
+                Ran::Done => {
+                    run.done = true;
+                    drop(run);
+                    hook.pool.leave(hook.slot);
+                    false
+                }
+            }
+        };
+        again.then_some(self as Task)
+    }
+}
+
+fn hook_of<A: Actor>(cell: &ActorCell<A>) -> Option<&Hook<A>> {
+    cell.inbox.own()?.task()?.as_any().downcast_ref::<Hook<A>>()
+}
+
+/// How an activation ended.
+enum Ran {
+    /// The mailbox is idle: the next push schedules the actor again.
+    Idle,
+    /// Messages are left (the budget is spent) or on their way.
+    Again,
+    /// Closed, drained and stopped.
+    Done,
+}
+
+/// One activation: the state and `started` the first time, then up to
+/// `budget` messages in batches of at most `max_batch`, each batch under
+/// one hold of the actor's lock (as on a thread). Should anything unwind
+/// out of the serving (never a handler: those are caught), the actor ends
+/// as a stopped actor ([`run_loop::die`]), as on a thread.
+fn activate<A: Actor>(
+    cell: &Arc<ActorCell<A>>,
+    run: &mut Run<A>,
+    budget: usize,
+    max_batch: usize,
+) -> Ran {
+    // While it runs, this thread handles the actor's queue: a thread
+    // waiting on an `ask` to it waits for this thread (deadlock detector).
+    let _consuming = cell.lock().consuming(chain::thread_token());
+    let Run {
+        init,
+        batch,
+        #[cfg(feature = "journal")]
+        flight,
+        ..
+    } = run;
+    let served = catch_unwind(AssertUnwindSafe(|| {
+        if let Some(init) = init.take() {
+            first(cell, init);
+        }
+        let mailbox = cell
+            .inbox
+            .own()
+            .expect("kaspar: a pooled actor owns its mailbox");
+        let mailbox = trace::consumer(mailbox);
+        let mut left = budget;
+        loop {
+            match mailbox.poll_batch(batch, left.min(max_batch)) {
+                Polled::Got(n) => {
+                    #[cfg(feature = "journal")]
+                    if let Some(flight) = flight {
+                        crate::delivery::flight::serve_recorded(cell, flight, batch);
+                        left = left.saturating_sub(n);
+                        if left == 0 {
+                            return Ran::Again;
+                        }
+                        continue;
+                    }
+                    run_loop::serve(cell, batch);
+                    left = left.saturating_sub(n);
+                    if left == 0 {
+                        return Ran::Again;
+                    }
+                }
+                Polled::Idle => return Ran::Idle,
+                Polled::Busy => {
+                    // A push reserved its slot and has yet to write it:
+                    // give its thread the core before this one comes back.
+                    std::thread::yield_now();
+                    return Ran::Again;
+                }
+                Polled::Closed => {
+                    let held = cell.hold();
+                    run_loop::stop_under(cell, &held);
+                    return Ran::Done;
+                }
+            }
+        }
+    }));
+    match served {
+        Ok(ran) => ran,
+        Err(payload) => {
+            drop_quietly(payload);
+            run_loop::die(cell, batch);
+            Ran::Done
+        }
+    }
+}
+
+/// The first activation's part of a thread's start: build the state under
+/// the lock the spawner handed over, then `started`.
+fn first<A: Actor>(cell: &Arc<ActorCell<A>>, init: Init<A>) {
+    let Some(build) = init.build else {
+        return;
+    };
+    // SAFETY: the spawner handed the lock over before scheduling this
+    // first activation (it does whenever there is a `build`), and only
+    // this activation adopts it: there is one first activation.
+    let held = unsafe { Held::adopt(cell.lock()) };
+    run_loop::build_under(cell, &held, build);
+    if cell.flags() & STOPPED == 0 {
+        run_loop::start_under(cell, &held);
+    }
+}

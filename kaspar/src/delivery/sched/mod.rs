@@ -1,0 +1,273 @@
+//! The actor pool: many actors on a few worker threads.
+//!
+//! A pooled actor holds no thread. Its mailbox carries a hook
+//! ([`Schedule`](crate::mailbox::Schedule)) instead of a parked consumer,
+//! and the producer whose push finds it idle puts it on a run queue; a
+//! worker then runs one *activation*: up to a budget of messages, under the
+//! actor's lock, with the worker recorded as the actor's consumer for the
+//! deadlock detector. `fast_send` does not change: it takes the actor's
+//! lock on the caller's thread, whichever thread runs the actor's queue.
+//!
+//! # The scheduling state machine
+//!
+//! An actor is *idle* (its mailbox's `SLEEPING` bit set, or `sleeping` under
+//! a blocking queue's lock), *scheduled* (on a run queue), *running* (a
+//! worker drains it) or *running and notified* (a push came while it ran).
+//! No word of its own says which: the mailbox's consumer-sleep protocol
+//! (see `mailbox/park.rs`) already decides it, so a send pays nothing
+//! beyond what it pays to a thread-backed actor.
+//!
+//! * idle → scheduled: the push (or `close`) that clears the bit calls the
+//!   hook, which pushes the actor on a run queue. Exactly one does: the bit
+//!   is cleared by one read-modify-write, or taken under the queue's lock.
+//! * scheduled → running: a worker pops it.
+//! * running → running and notified: a push finds the bit clear and does
+//!   nothing more; the activation's next drain finds the message.
+//! * running → idle: the activation's drain finds the mailbox empty and
+//!   sets the bit with a compare-and-swap from the very state it found
+//!   empty; if a push came in between, the swap fails and the activation
+//!   goes on (or, for a push still being written, goes to the back of the
+//!   queue).
+//! * running → scheduled: the budget is spent with messages left; the
+//!   worker puts the actor at the back of its queue, so one busy actor
+//!   cannot starve the rest.
+//! * running → done: the mailbox is closed and drained; the `stopped`
+//!   hook runs and the actor leaves the pool.
+//!
+//! Nothing is lost (every push either finds the bit clear, and an
+//! activation that is running or queued will drain it, or clears it and
+//! schedules) and nothing runs twice at once (the bit is set only by the
+//! activation, on its way out, and cleared only by the one scheduler). The
+//! loom models `tests/loom_sched_mailbox.rs` check both for every mailbox
+//! kind's transition, and `tests/loom_sched_idle.rs` the workers' sleep.
+//!
+//! # Workers
+//!
+//! Each worker has a FIFO deque (`crossbeam-deque`, Chase–Lev) that the
+//! others steal from, and a next-to-run slot: an actor scheduled by a
+//! handler running on a worker goes there, so a reply between two pooled
+//! actors runs next on the same core, warm in its cache, a function call
+//! away (tokio's LIFO slot). A worker runs at most `lifo_limit`
+//! activations from the slot in a row before it sends the slot's occupant
+//! to the back of its deque: two actors ping-ponging cannot keep the rest
+//! of the deque waiting. Schedules from outside the pool go to a global
+//! injector. A worker out of work searches (its deque, the injector, the
+//! others' deques), spinning and then yielding with the shared
+//! [`Backoff`](crate::base::backoff), and then sleeps (see [`idle`] for why
+//! no wake-up is lost). An idle pool is asleep: it burns no CPU.
+//!
+//! # Blocking inside a pooled handler
+//!
+//! A handler may block: `ask(..).wait()`, a send waiting for room in a full
+//! `WhenFull::Wait` mailbox, `fast_send` or `fast_send_spin` waiting for a
+//! lock. The actor it waits for may be queued behind it on the same worker,
+//! or no other worker may be free. Refusing these waits would make a pooled
+//! handler behave differently from the same handler on its own thread
+//! (receiver transparency), and helping while waiting (running other actors
+//! on the blocked handler's stack) would nest activations without bound and
+//! could make an inner wait hold an outer one up. So the pool compensates,
+//! as tokio's `block_in_place` does: every such wait registers with the
+//! deadlock detector before it blocks, and that registration tells the
+//! worker ([`crate::guard::blocking`]). The worker hands its next-to-run
+//! slot to its deque (which the others steal from) and, if every thread of
+//! the pool is now blocked, starts a spare thread that works like any
+//! worker. A spare stays with the pool (asleep while idle) until the pool
+//! stops, so a handler that blocks again finds it ready. While a wait
+//! lasts, the pool may run one thread more than its size; the deadlock
+//! detector still refuses a wait that could never end.
+
+pub(crate) mod actor;
+pub(crate) mod idle;
+mod members;
+#[cfg(loom)]
+pub(crate) mod model;
+mod worker;
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crossbeam_deque::{Injector, Stealer, Worker};
+
+use crate::base::sync::{AtomicBool, AtomicUsize, Mutex, Ordering};
+use idle::Idle;
+use members::Members;
+
+pub(crate) use worker::schedule;
+
+/// A unit the pool runs: a pooled actor (or group), as its run queues hold
+/// it.
+pub(crate) type Task = Arc<dyn Runnable>;
+
+/// What a worker runs.
+pub(crate) trait Runnable: Send + Sync + 'static {
+    /// One activation: at most `budget` messages. Returns the task if it
+    /// must run again (budget spent with messages left, or a push still
+    /// being written), `None` once it is idle or done.
+    fn run(self: Arc<Self>, budget: usize) -> Option<Task>;
+}
+
+/// A pooled unit as the pool's member list holds it: the list keeps it
+/// alive while it is neither stopped nor reachable (as an actor's thread
+/// does), and closes it at shutdown.
+pub(crate) trait Member: Send + Sync + 'static {
+    /// Closes its mailbox: it drains what it accepted, stops, and leaves.
+    fn close(&self);
+}
+
+/// How the pool is sized and how it schedules.
+#[derive(Clone, Debug)]
+pub(crate) struct SchedConfig {
+    /// Worker threads (at least one).
+    pub(crate) workers: usize,
+    /// Messages one activation handles before the actor goes to the back
+    /// of the queue.
+    pub(crate) budget: usize,
+    /// Activations in a row from a worker's next-to-run slot.
+    pub(crate) lifo_limit: u32,
+}
+
+/// `live` once the workers have left: no member can join any more.
+const EXITED: usize = usize::MAX;
+
+/// What the pool's threads share.
+pub(crate) struct Shared {
+    pub(crate) config: SchedConfig,
+    injector: Injector<Task>,
+    /// One per worker, in worker order.
+    stealers: Vec<Stealer<Task>>,
+    idle: Idle,
+    /// Members not yet done, or `EXITED`.
+    live: AtomicUsize,
+    /// `close_all` was called: the workers leave once `live` is 0.
+    closing: AtomicBool,
+    members: Mutex<Members>,
+    /// Threads working for the pool (workers and spares), and how many of
+    /// them are blocked in a wait inside a handler.
+    threads: AtomicUsize,
+    blocked: AtomicUsize,
+    /// Spare threads, joined by the workers as they leave.
+    spares: Mutex<Vec<JoinHandle<()>>>,
+    /// Applied by every spare thread before it works (the pool's
+    /// placement, unpinned).
+    place_spare: Box<dyn Fn() + Send + Sync>,
+}
+
+/// A worker thread's body, to be run on a thread the system starts (and
+/// places, and joins).
+pub(crate) type WorkerBody = Box<dyn FnOnce() + Send>;
+
+impl Shared {
+    /// A pool and its workers' bodies; nothing runs until the caller
+    /// starts a thread for each.
+    pub(crate) fn start(
+        config: SchedConfig,
+        place_spare: Box<dyn Fn() + Send + Sync>,
+    ) -> (Arc<Shared>, Vec<WorkerBody>) {
+        let workers = config.workers.max(1);
+        let deques: Vec<Worker<Task>> = (0..workers).map(|_| Worker::new_fifo()).collect();
+        let shared = Arc::new(Shared {
+            stealers: deques.iter().map(Worker::stealer).collect(),
+            config: SchedConfig { workers, ..config },
+            injector: Injector::new(),
+            idle: Idle::new(),
+            live: AtomicUsize::new(0),
+            closing: AtomicBool::new(false),
+            members: Mutex::new(Members::default()),
+            threads: AtomicUsize::new(workers),
+            blocked: AtomicUsize::new(0),
+            spares: Mutex::new(Vec::new()),
+            place_spare,
+        });
+        let bodies = deques
+            .into_iter()
+            .enumerate()
+            .map(|(index, deque)| {
+                let shared = Arc::clone(&shared);
+                Box::new(move || worker::run_worker(shared, index, deque)) as WorkerBody
+            })
+            .collect();
+        (shared, bodies)
+    }
+
+    /// Adds a member; its slot, for [`leave`](Self::leave). `None` if the
+    /// workers have left already (the caller starts a new pool).
+    pub(crate) fn join(&self, member: Arc<dyn Member>) -> Option<usize> {
+        self.live
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n != EXITED).then(|| n + 1)
+            })
+            .ok()?;
+        Some(self.members.lock().insert(member))
+    }
+
+    /// The member in `slot` is done: it leaves the list (which drops the
+    /// pool's hold on it). The last member to leave a closing pool lets the
+    /// workers go.
+    pub(crate) fn leave(&self, slot: usize) {
+        let member = self.members.lock().remove(slot);
+        drop(member);
+        if self.live.fetch_sub(1, Ordering::AcqRel) == 1 && self.closing.load(Ordering::Acquire) {
+            self.idle.notify_all();
+        }
+    }
+
+    /// Closes every member (the system's shutdown): each drains what it
+    /// accepted, stops and leaves; then the workers leave. Members that
+    /// join later are closed by their spawn (the system is closed by
+    /// then).
+    pub(crate) fn close_all(&self) {
+        self.closing.store(true, Ordering::Release);
+        let members = self.members.lock().all();
+        for m in members {
+            m.close();
+        }
+        self.idle.notify_all();
+    }
+
+    /// Whether the workers should leave: closing, and no member left.
+    /// Once true, stays true.
+    fn exit_now(&self) -> bool {
+        match self.live.load(Ordering::Acquire) {
+            EXITED => true,
+            0 if self.closing.load(Ordering::Acquire) => {
+                let _ = self
+                    .live
+                    .compare_exchange(0, EXITED, Ordering::AcqRel, Ordering::Acquire);
+                self.live.load(Ordering::Acquire) == EXITED
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether any run queue but a worker's own next-to-run slot holds a
+    /// task (a snapshot).
+    fn has_work(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    /// Whether the workers have left (a pooled spawn then starts a new
+    /// pool).
+    pub(crate) fn exited(&self) -> bool {
+        self.live.load(Ordering::Acquire) == EXITED
+    }
+
+    /// Members not yet done (a snapshot).
+    pub(crate) fn live(&self) -> usize {
+        match self.live.load(Ordering::Relaxed) {
+            EXITED => 0,
+            n => n,
+        }
+    }
+
+    /// Threads working for the pool now: its workers and the spares that
+    /// blocking waits started.
+    pub(crate) fn threads(&self) -> usize {
+        self.threads.load(Ordering::Relaxed)
+    }
+
+    /// A schedule from outside the pool.
+    fn inject(&self, task: Task) {
+        self.injector.push(task);
+        self.idle.notify_one();
+    }
+}

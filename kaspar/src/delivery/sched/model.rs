@@ -1,0 +1,117 @@
+//! Thin wrappers over the pool's internals for the loom models
+//! (`tests/loom_sched_*.rs`), re-exported from `kaspar::__loom`: the models
+//! drive the shipped code. Only built under `--cfg loom`.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::idle::{Idle, Token};
+use crate::error::SendError;
+use crate::mailbox::{Mailbox, MailboxKind, Polled, Schedule};
+
+/// What a pooled consumer's drain found (`mailbox::Polled`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Poll {
+    /// Messages taken.
+    Got(usize),
+    /// Idle now: the next push schedules the consumer.
+    Idle,
+    /// A push is under way: run again.
+    Busy,
+    /// Closed and drained.
+    Closed,
+}
+
+struct Hook(Box<dyn Fn() + Send + Sync>);
+
+impl Schedule for Hook {
+    fn schedule(&self) {
+        (self.0)();
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A mailbox whose consumer is pooled: a push that finds it idle calls
+/// `on_schedule` instead of waking a thread.
+pub struct PooledMailbox<T>(Mailbox<T>);
+
+impl<T> std::fmt::Debug for PooledMailbox<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PooledMailbox")
+    }
+}
+
+impl<T> PooledMailbox<T> {
+    /// A pooled mailbox of `kind`.
+    pub fn new(kind: MailboxKind, on_schedule: impl Fn() + Send + Sync + 'static) -> Self {
+        let mailbox = Mailbox::new(kind);
+        if mailbox
+            .set_task(Box::new(Hook(Box::new(on_schedule))))
+            .is_err()
+        {
+            unreachable!("a new mailbox has no hook");
+        }
+        PooledMailbox(mailbox)
+    }
+
+    /// `Mailbox::push`.
+    pub fn push(&self, msg: T) -> Result<usize, SendError<T>> {
+        self.0.push(msg)
+    }
+
+    /// `Mailbox::poll_batch`: the activation's drain.
+    pub fn poll_batch(&self, out: &mut Vec<T>, max: usize) -> Poll {
+        match self.0.poll_batch(out, max) {
+            Polled::Got(n) => Poll::Got(n),
+            Polled::Idle => Poll::Idle,
+            Polled::Busy => Poll::Busy,
+            Polled::Closed => Poll::Closed,
+        }
+    }
+
+    /// `Mailbox::close`.
+    pub fn close(&self) {
+        self.0.close();
+    }
+}
+
+/// The pool's sleep protocol (`sched::idle`).
+#[derive(Default)]
+pub struct IdleModel(Idle);
+
+impl std::fmt::Debug for IdleModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IdleModel")
+    }
+}
+
+/// A pool thread's sleep token.
+#[derive(Clone, Default)]
+pub struct SleepToken(Arc<Token>);
+
+impl std::fmt::Debug for SleepToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SleepToken")
+    }
+}
+
+impl IdleModel {
+    /// `Idle::start_searching`.
+    pub fn start_searching(&self) {
+        self.0.start_searching();
+    }
+    /// `Idle::found_work`.
+    pub fn found_work(&self) {
+        self.0.found_work();
+    }
+    /// `Idle::sleep`.
+    pub fn sleep(&self, me: &SleepToken, has_work: impl Fn() -> bool) {
+        self.0.sleep(&me.0, has_work);
+    }
+    /// `Idle::notify_one`.
+    pub fn notify_one(&self) {
+        self.0.notify_one();
+    }
+}

@@ -1,0 +1,273 @@
+//! A pool thread's loop: where it finds the next activation, how it keeps
+//! the next-to-run slot bounded, how it searches and sleeps, and what it
+//! does when a handler it runs blocks.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crossbeam_deque::{Steal, Worker};
+
+use super::idle::Token;
+use super::{Shared, Task};
+use crate::base::backoff::Backoff;
+use crate::base::sync::Ordering;
+use crate::guard::blocking::{self, BlockingHook};
+
+/// Every this many activations a worker looks at the injector before its
+/// own deque, so schedules from outside are not starved by a deque that
+/// never empties (tokio's choice of 61, for the same reason).
+const INJECTOR_EVERY: u32 = 61;
+
+/// A pool thread's own state, reachable from the handlers it runs (a
+/// schedule from them goes to its next-to-run slot).
+struct Local {
+    shared: Arc<Shared>,
+    /// `None` for a spare: what it schedules goes to the injector.
+    deque: Option<Worker<Task>>,
+    /// The next-to-run slot.
+    lifo: Cell<Option<Task>>,
+    /// Where it sleeps.
+    token: Arc<Token>,
+}
+
+std::thread_local! {
+    static CURRENT: RefCell<Option<Rc<Local>>> = const { RefCell::new(None) };
+}
+
+/// Puts `task` on a run queue of `shared`'s pool: the calling worker's
+/// next-to-run slot if it is one of this pool's threads (the actor a
+/// handler just sent to runs next), else the injector.
+pub(crate) fn schedule(shared: &Arc<Shared>, task: Task) {
+    let outside = CURRENT.with(|c| match &*c.borrow() {
+        Some(local) if Arc::ptr_eq(&local.shared, shared) => {
+            local.push_lifo(task);
+            None
+        }
+        _ => Some(task),
+    });
+    if let Some(task) = outside {
+        shared.inject(task);
+    }
+}
+
+/// The body of worker `index`: runs activations until the pool closes and
+/// its last member has left, then joins the spares.
+pub(super) fn run_worker(shared: Arc<Shared>, index: usize, deque: Worker<Task>) {
+    debug_assert!(index < shared.stealers.len());
+    run(Rc::new(Local {
+        shared: Arc::clone(&shared),
+        deque: Some(deque),
+        lifo: Cell::new(None),
+        token: Arc::new(Token::new()),
+    }));
+    // Spares leave as the workers do (the exit condition is sticky); the
+    // first worker out joins them.
+    let spares = std::mem::take(&mut *shared.spares.lock());
+    for spare in spares {
+        let _ = spare.join();
+    }
+}
+
+/// Starts a spare thread: every thread of the pool is blocked in a wait.
+fn start_spare(shared: &Arc<Shared>) {
+    let spare = Arc::clone(shared);
+    let started = std::thread::Builder::new()
+        .name("kaspar:pool-spare".into())
+        .spawn(move || {
+            (spare.place_spare)();
+            run(Rc::new(Local {
+                shared: spare,
+                deque: None,
+                lifo: Cell::new(None),
+                token: Arc::new(Token::new()),
+            }));
+        });
+    match started {
+        Ok(handle) => shared.spares.lock().push(handle),
+        Err(_) => {
+            // The OS refused a thread: the pool runs on what it has; a wait
+            // that needed the spare is still in the deadlock detector's
+            // graph.
+            shared.threads.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// The loop of a worker or a spare.
+fn run(local: Rc<Local>) {
+    CURRENT.with(|c| *c.borrow_mut() = Some(Rc::clone(&local)));
+    blocking::set_hook(Some(Rc::clone(&local) as Rc<dyn BlockingHook>));
+    let budget = local.shared.config.budget.max(1);
+    let mut lifo_streak = 0;
+    let mut tick = 0u32;
+    loop {
+        tick = tick.wrapping_add(1);
+        let task = match local.next(&mut lifo_streak, tick) {
+            Some(task) => task,
+            None => match local.search() {
+                Some(task) => task,
+                None => break,
+            },
+        };
+        if let Some(again) = task.run(budget) {
+            // Budget spent, or a push still being written: to the back.
+            local.requeue(again);
+        }
+    }
+    blocking::set_hook(None);
+    CURRENT.with(|c| *c.borrow_mut() = None);
+}
+
+impl Local {
+    /// Schedules `task` to run next on this thread; what was in the slot
+    /// goes to the back of the deque.
+    fn push_lifo(&self, task: Task) {
+        if let Some(prev) = self.lifo.replace(Some(task)) {
+            self.push_back(prev);
+        }
+    }
+
+    /// To the back of this thread's deque (the injector, for a spare),
+    /// waking a sleeper to steal it if none is searching.
+    fn push_back(&self, task: Task) {
+        match &self.deque {
+            Some(deque) => {
+                deque.push(task);
+                self.shared.idle.notify_one();
+            }
+            None => self.shared.inject(task),
+        }
+    }
+
+    /// An activation that must run again goes to the back of the deque.
+    /// Unlike a new schedule, it wakes no sleeper unless others wait in
+    /// the deque too: alone there, this thread takes it straight back, and
+    /// a wake-up (a system call) per spent budget is what a stream of
+    /// messages into one busy actor would pay otherwise.
+    fn requeue(&self, task: Task) {
+        match &self.deque {
+            Some(deque) => {
+                deque.push(task);
+                if deque.len() > 1 {
+                    self.shared.idle.notify_one();
+                }
+            }
+            None => self.shared.inject(task),
+        }
+    }
+
+    /// The next activation: the next-to-run slot (at most `lifo_limit` in
+    /// a row), then the deque, then the injector (first, every
+    /// `INJECTOR_EVERY` ticks), then the other workers' deques.
+    fn next(&self, lifo_streak: &mut u32, tick: u32) -> Option<Task> {
+        if let Some(task) = self.lifo.take() {
+            if *lifo_streak < self.shared.config.lifo_limit {
+                *lifo_streak += 1;
+                return Some(task);
+            }
+            // Two actors ping-ponging would hold the slot for ever: the
+            // occupant waits its turn at the back like anyone.
+            self.push_back(task);
+        }
+        *lifo_streak = 0;
+        if tick.is_multiple_of(INJECTOR_EVERY) {
+            if let Some(task) = self.take_injected() {
+                return Some(task);
+            }
+        }
+        if let Some(task) = self.deque.as_ref().and_then(Worker::pop) {
+            return Some(task);
+        }
+        self.take_injected().or_else(|| self.steal())
+    }
+
+    fn take_injected(&self) -> Option<Task> {
+        loop {
+            let stolen = match &self.deque {
+                Some(deque) => self.shared.injector.steal_batch_and_pop(deque),
+                None => self.shared.injector.steal(),
+            };
+            match stolen {
+                Steal::Success(task) => return Some(task),
+                Steal::Empty => return None,
+                Steal::Retry => {}
+            }
+        }
+    }
+
+    fn steal(&self) -> Option<Task> {
+        let stealers = &self.shared.stealers;
+        // Start at a different victim each time, so thieves spread out.
+        let start = self.token_index() % stealers.len().max(1);
+        for i in 0..stealers.len() {
+            let victim = &stealers[(start + i) % stealers.len()];
+            loop {
+                let stolen = match &self.deque {
+                    Some(deque) => victim.steal_batch_and_pop(deque),
+                    None => victim.steal(),
+                };
+                match stolen {
+                    Steal::Success(task) => return Some(task),
+                    Steal::Empty => break,
+                    Steal::Retry => {}
+                }
+            }
+        }
+        None
+    }
+
+    /// A cheap, per-thread starting point for stealing.
+    fn token_index(&self) -> usize {
+        Arc::as_ptr(&self.token) as usize / 64
+    }
+
+    /// Out of work: spins and yields while looking (the shared backoff),
+    /// then sleeps until a schedule wakes it. `None` when the pool is
+    /// closed and its last member has left.
+    fn search(&self) -> Option<Task> {
+        let shared = &self.shared;
+        shared.idle.start_searching();
+        let mut backoff = Backoff::new();
+        loop {
+            if let Some(task) = self.next(&mut 0, 1) {
+                shared.idle.found_work();
+                return Some(task);
+            }
+            if shared.exit_now() {
+                shared.idle.stop_searching();
+                shared.idle.notify_all();
+                return None;
+            }
+            if !backoff.snooze() {
+                shared
+                    .idle
+                    .sleep(&self.token, || shared.has_work() || shared.exit_now());
+                backoff = Backoff::new();
+            }
+        }
+    }
+}
+
+impl BlockingHook for Local {
+    /// A handler on this thread is about to block: what it scheduled to
+    /// run next goes where the others can steal it, and if every thread of
+    /// the pool is blocked now, a spare starts.
+    fn enter(&self) {
+        if let Some(task) = self.lifo.take() {
+            self.push_back(task);
+        }
+        let shared = &self.shared;
+        let blocked = shared.blocked.fetch_add(1, Ordering::AcqRel) + 1;
+        if blocked >= shared.threads.load(Ordering::Acquire) {
+            shared.threads.fetch_add(1, Ordering::AcqRel);
+            start_spare(shared);
+        } else if self.deque.as_ref().is_some_and(|d| !d.is_empty()) {
+            shared.idle.notify_one();
+        }
+    }
+
+    fn exit(&self) {
+        self.shared.blocked.fetch_sub(1, Ordering::AcqRel);
+    }
+}

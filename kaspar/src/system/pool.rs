@@ -1,0 +1,184 @@
+//! A system's actor pool: its configuration, and how the system starts it
+//! (lazily, on the first pooled spawn), places its workers and stops it.
+
+use std::sync::Arc;
+
+use crate::base::ids::{ActorId, Target};
+use crate::delivery::sched::{Member, SchedConfig, Shared};
+use crate::system::placement::Placement;
+use crate::system::spawn::spawn_thread;
+use crate::system::{Running, System, SystemInner};
+
+/// How a system's actor pool is sized, placed and scheduled (see
+/// [`Spawn::pooled`](crate::system::spawn::Spawn::pooled)). The pool
+/// starts with the first pooled spawn; until then it costs nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolConfig {
+    /// Worker threads; 0 (the default) means one per core the process may
+    /// use (`std::thread::available_parallelism`).
+    pub workers: usize,
+    /// Where every worker runs (affinity, `SCHED_FIFO`), applied by each
+    /// worker before it runs anything, as for an actor's own thread. A
+    /// refusal by the OS is not an error: the worker runs unplaced.
+    pub placement: Placement,
+    /// Pins worker `i` to CPU `i` (overriding `placement`'s CPUs).
+    pub pin_workers: bool,
+    /// Messages one activation of a pooled actor handles before it goes
+    /// to the back of its worker's queue, so that a busy actor cannot
+    /// starve the others (Akka's throughput, Erlang's reductions).
+    pub budget: usize,
+    /// Activations a worker runs in a row from its next-to-run slot (the
+    /// actor a handler on it just sent to) before that actor waits its
+    /// turn like the rest: two actors sending to each other cannot keep a
+    /// worker's queue waiting for longer than this.
+    pub lifo_limit: u32,
+}
+
+impl PoolConfig {
+    /// Messages per activation by default. Measured with
+    /// `cargo bench --bench sched` (two threads sending round-robin to 64
+    /// pooled actors, best of three, on the loaded 2-core dev VM), budgets
+    /// 4 / 16 / 64 / 256 / 1024 gave 19.2 / 25.1 / 29.7 / 19.1 / 15.7 M
+    /// msgs/s in one run and 15.6 / 18.5 / 20.2 / 22.2 / 22.2 in another:
+    /// below 64 an activation's fixed cost (a trip through the run queue)
+    /// shows; above it nothing is gained reliably, while a busy actor
+    /// delays its neighbours on the worker by up to a budget of handler
+    /// runs. So 64: the smallest budget at the top of both sweeps.
+    pub const DEFAULT_BUDGET: usize = 64;
+    /// Next-to-run activations in a row by default. A ping-pong between
+    /// two pooled actors on one worker measured 462 / 407 / 352 / 351 /
+    /// 303 ns per round trip with limits 0 / 1 / 3 / 8 / 32
+    /// (`benches/sched.rs`, one run): most of the slot's gain is in by 3;
+    /// 8 keeps it while a pair that sends to each other still lets the
+    /// rest of the worker's queue in every eight activations.
+    pub const DEFAULT_LIFO_LIMIT: u32 = 8;
+
+    /// One worker per core, unplaced, with the default budget.
+    pub fn new() -> Self {
+        PoolConfig {
+            workers: 0,
+            placement: Placement::new(),
+            pin_workers: false,
+            budget: Self::DEFAULT_BUDGET,
+            lifo_limit: Self::DEFAULT_LIFO_LIMIT,
+        }
+    }
+
+    /// `n` worker threads (0: one per core).
+    pub fn workers(mut self, n: usize) -> Self {
+        self.workers = n;
+        self
+    }
+
+    /// Where every worker runs.
+    pub fn placement(mut self, placement: Placement) -> Self {
+        self.placement = placement;
+        self
+    }
+
+    /// Pins worker `i` to CPU `i`.
+    pub fn pin_workers(mut self, on: bool) -> Self {
+        self.pin_workers = on;
+        self
+    }
+
+    /// Messages per activation (at least 1).
+    pub fn budget(mut self, n: usize) -> Self {
+        self.budget = n.max(1);
+        self
+    }
+
+    /// Next-to-run activations in a row (0: never run from the slot
+    /// first).
+    pub fn lifo_limit(mut self, n: u32) -> Self {
+        self.lifo_limit = n;
+        self
+    }
+
+    /// The worker count this configuration gives on this machine.
+    pub fn worker_count(&self) -> usize {
+        match self.workers {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
+    fn placement_of(&self, worker: usize) -> Placement {
+        if self.pin_workers {
+            self.placement.clone().pin(worker)
+        } else {
+            self.placement.clone()
+        }
+    }
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SystemInner {
+    /// Adds `member` to the system's pool, starting the pool if there is
+    /// none (or its workers have left, after a shutdown); returns the pool
+    /// and the member's slot.
+    pub(crate) fn pool_member(&self, member: Arc<dyn Member>) -> (Arc<Shared>, usize) {
+        let mut pool = self.pool.lock();
+        if let Some(shared) = &*pool {
+            if let Some(slot) = shared.join(Arc::clone(&member)) {
+                return (Arc::clone(shared), slot);
+            }
+        }
+        let config = &self.config.pool;
+        let spare_placement = config.placement.clone();
+        let (shared, bodies) = Shared::start(
+            SchedConfig {
+                workers: config.worker_count(),
+                budget: config.budget.max(1),
+                lifo_limit: config.lifo_limit,
+            },
+            Box::new(move || {
+                let _ = spare_placement.apply_to_current_thread();
+            }),
+        );
+        let slot = shared
+            .join(member)
+            .expect("kaspar: a new pool takes members");
+        *pool = Some(Arc::clone(&shared));
+        drop(pool);
+        for (i, body) in bodies.into_iter().enumerate() {
+            let name = format!("kaspar:pool-{i}");
+            let spawned = spawn_thread(name, config.placement_of(i), body);
+            let closing = Arc::clone(&shared);
+            // Each worker is one entry: the shutdown closes the pool at the
+            // first (newest) and waits for each worker, which leaves once
+            // the pool's last member has stopped.
+            self.register(Running {
+                target: Target::new(ActorId::next(), "Pool", Some(format!("pool-{i}").into())),
+                close: Box::new(move || closing.close_all()),
+                thread: spawned.thread,
+                done: spawned.done,
+            });
+        }
+        (shared, slot)
+    }
+}
+
+impl System {
+    /// Threads working for the system's actor pool now: its workers and
+    /// the spare threads that blocking waits inside pooled handlers
+    /// started (0 before the first pooled spawn, and once a shutdown has
+    /// stopped the pool).
+    pub fn pool_threads(&self) -> usize {
+        match &*self.inner.pool.lock() {
+            Some(pool) if !pool.exited() => pool.threads(),
+            _ => 0,
+        }
+    }
+
+    /// Pooled actors that have started and not yet stopped.
+    pub fn pooled_actors(&self) -> usize {
+        self.inner.pool.lock().as_ref().map_or(0, |p| p.live())
+    }
+}

@@ -1,0 +1,169 @@
+//! Loom models of a pooled actor's scheduling: the idle → scheduled
+//! transition under racing producers and a racing `close`, for every
+//! mailbox kind.
+//!
+//! Run with:
+//! `RUSTFLAGS="--cfg loom" cargo test -p kaspar --release --test loom_sched_mailbox --target-dir target/loom`
+//!
+//! The mailbox's consumer is pooled: a push that finds it idle calls a
+//! hook (here: count a pending schedule and wake the model's worker)
+//! instead of unparking a thread. The worker runs activations: drain until
+//! idle, as `delivery/sched/actor.rs` does. What each model proves:
+//!
+//! * every message is handled exactly once, in per-producer order, and the
+//!   last activation sees the close (a lost schedule leaves the worker
+//!   waiting: a loom deadlock);
+//! * the actor is never scheduled twice for one idle period (the hook
+//!   asserts no schedule is pending already), so no two activations ever
+//!   run at once.
+//!
+//! Replace `SegmentedMpsc::poll_batch`'s idle compare-and-swap by the
+//! thread consumer's `fetch_or` and take-back, and the models fail (a
+//! producer's schedule is swallowed by the take-back, and loom reports the
+//! worker waiting for ever: checked).
+#![cfg(loom)]
+
+use kaspar::__loom::{Poll, PooledMailbox};
+use kaspar::mailbox::{MailboxKind, WhenFull};
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::{Arc, Condvar, Mutex};
+use loom::thread;
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(3);
+    }
+    builder.check(f);
+}
+
+/// The model's run queue: schedules pending (at most one, asserted).
+#[derive(Default)]
+struct RunQueue {
+    pending: Mutex<usize>,
+    ready: Condvar,
+    schedules: AtomicUsize,
+}
+
+impl RunQueue {
+    fn schedule(&self) {
+        self.schedules.fetch_add(1, Ordering::Relaxed);
+        let mut pending = self.pending.lock().unwrap();
+        assert_eq!(*pending, 0, "scheduled twice for one idle period");
+        *pending += 1;
+        self.ready.notify_one();
+    }
+
+    /// Waits for a schedule and takes it.
+    fn take(&self) {
+        let mut pending = self.pending.lock().unwrap();
+        while *pending == 0 {
+            pending = self.ready.wait(pending).unwrap();
+        }
+        *pending -= 1;
+    }
+}
+
+/// Runs activations until the mailbox reports itself closed and drained;
+/// returns what was handled. The first activation is scheduled by the
+/// spawn (here: the worker simply starts with one).
+fn worker(q: &PooledMailbox<(u8, u8)>, run: &RunQueue) -> Vec<(u8, u8)> {
+    let mut out = Vec::new();
+    loop {
+        // One activation.
+        loop {
+            match q.poll_batch(&mut out, 2) {
+                Poll::Got(_) => {}
+                Poll::Busy => thread::yield_now(),
+                Poll::Idle => break,
+                Poll::Closed => return out,
+            }
+        }
+        run.take();
+    }
+}
+
+fn two_producers_and_a_close(kind: MailboxKind) {
+    model(move || {
+        let run = Arc::new(RunQueue::default());
+        let q = {
+            let run = Arc::clone(&run);
+            Arc::new(PooledMailbox::new(kind, move || run.schedule()))
+        };
+        let first = {
+            let q = Arc::clone(&q);
+            thread::spawn(move || q.push((0, 0)).unwrap())
+        };
+        let second = {
+            let q = Arc::clone(&q);
+            thread::spawn(move || {
+                q.push((1, 0)).unwrap();
+                first.join().unwrap();
+                q.close();
+            })
+        };
+        let out = worker(&q, &run);
+        second.join().unwrap();
+        let mut sorted = out.clone();
+        sorted.sort();
+        assert_eq!(sorted, [(0, 0), (1, 0)], "each message once");
+    });
+}
+
+fn one_producer_in_order(kind: MailboxKind) {
+    model(move || {
+        let run = Arc::new(RunQueue::default());
+        let q = {
+            let run = Arc::clone(&run);
+            Arc::new(PooledMailbox::new(kind, move || run.schedule()))
+        };
+        let producer = {
+            let q = Arc::clone(&q);
+            thread::spawn(move || {
+                for i in 0..3 {
+                    q.push((0, i)).unwrap();
+                }
+                q.close();
+            })
+        };
+        let out = worker(&q, &run);
+        producer.join().unwrap();
+        assert_eq!(out, [(0, 0), (0, 1), (0, 2)]);
+    });
+}
+
+#[test]
+fn segmented_idle_is_scheduled_once_per_push_race() {
+    two_producers_and_a_close(MailboxKind::Segmented { capacity: 1 });
+}
+
+#[test]
+fn segmented_one_producer_keeps_its_order() {
+    one_producer_in_order(MailboxKind::Segmented { capacity: 1 });
+}
+
+#[test]
+fn lockfree_idle_is_scheduled_once_per_push_race() {
+    two_producers_and_a_close(MailboxKind::LockFree {
+        capacity: 4,
+        when_full: WhenFull::Reject,
+    });
+}
+
+#[test]
+fn sharded_idle_is_scheduled_once_per_push_race() {
+    two_producers_and_a_close(MailboxKind::Sharded {
+        lanes: 2,
+        capacity: 2,
+    });
+}
+
+#[test]
+fn batched_idle_is_scheduled_once_per_push_race() {
+    two_producers_and_a_close(MailboxKind::BQueueBatched { capacity: 0 });
+}
+
+#[test]
+fn bqueue_one_producer_keeps_its_order() {
+    one_producer_in_order(MailboxKind::BQueue { capacity: 1 });
+}

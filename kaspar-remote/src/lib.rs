@@ -40,6 +40,38 @@
 //!   delivery is at most once, and a reconnect reports the frames the old
 //!   session lost ([`Node::gaps`]). Nothing waits forever.
 //!
+//! # Layout
+//!
+//! The sources are in folders by layer, as the runtime's are: each uses
+//! only the layers listed before it, and CI fails on an import cycle
+//! between them (`.ci/steps/layers.sh`).
+//!
+//! - `link/`: the seam ([`link`]) and the policies for waiting on it
+//!   ([`SendPolicy`], [`IdleStrategy`]). Uses nothing else of the crate.
+//! - `wire/`: what crosses the boundary and holds no state: [`Wire`] and
+//!   [`Schema`] with the schema hash, [`frame`]s (parsing, and writing
+//!   into a lent buffer), exact decoding, the bodies of control frames,
+//!   and [`Refused`], which travels back. Uses nothing else of the crate.
+//! - `session/`: one connection from either end and the bounded tables
+//!   that hold them: the outbound peer link, the inbound session table,
+//!   authentication's keys and handshake ([`auth`]), pending asks, the
+//!   retain buffer and loss accounting of acknowledgements, the node's
+//!   counters.
+//!   Uses `link`, `wire`.
+//! - `actor/`: [`RemoteActor`] and [`RemoteHandler`], which
+//!   `#[actor(remote)]` implements, and delivery of an inbound message
+//!   into a local actor, with the session's route back for a reply
+//!   ([`deliver_input`] for a replay). Uses `session`, `link`, `wire`.
+//! - `node/`: the [`Node`] and its shared state; the bridge thread and
+//!   what it does with each frame (the hello gate, connect-back off the
+//!   receiving thread, acks); lookup; the addresses it hands out
+//!   ([`RemoteAddr`], [`ActorRef`], [`Reconnect`]); the polling waits;
+//!   [`NodeConfig`], [`NodeStats`] and the node's errors. Uses every layer
+//!   above.
+//! - `topic/`: one-to-many [`topic`]s; uses `link`, `wire`.
+//! - `transport/`: the engines behind the seam ([`loopback`], and
+//!   iceoryx2 and Aeron behind their features); uses `link`, `topic`.
+//!
 //! ```
 //! use kaspar::prelude::*;
 //! use kaspar_remote::{loopback::Loopback, Node, RemoteAddr};
@@ -91,48 +123,43 @@
 #[cfg(test)]
 extern crate self as kaspar_remote;
 
-mod acks;
-mod addr;
-pub mod auth;
-mod bridge;
-mod config;
-mod connect_back;
-mod control;
-mod error;
-pub mod frame;
-mod idmap;
-mod inbound;
-mod inbox;
+// The layers, each using only those before it (DESIGN §8; CI checks it
+// with `.ci/tools/layers.py`). At the bottom, the seam and what crosses
+// it; neither uses the other.
 pub mod link;
-mod lookup;
-pub mod loopback;
-mod no_fast_send;
-mod node;
-mod peer;
-mod pending;
-mod policy;
-mod polling;
-mod reconnect;
-mod schema;
-mod sessions;
-mod shared;
-pub mod topic;
-pub mod transport;
 mod wire;
 
-pub use acks::{LinkLoss, Retain, RetainedSend};
-pub use addr::{ActorRef, RemoteAddr};
-pub use auth::{Auth, AuthError};
-pub use config::{Export, Gap, NodeConfig, NodeStats};
-pub use error::{ExportError, LookupError, PolicyError, Refused};
-pub use inbound::{deliver_input, RemoteInput};
+// One connection from either end, and the tables that hold them.
+mod session;
+
+// Remote actors, and delivery into them with a route back for replies.
+mod actor;
+
+// The node, the addresses it hands out, its threads.
+mod node;
+
+// Topics (on link and wire), and the engines behind the seam (on link and
+// topic).
+pub mod topic;
+pub mod transport;
+
+pub use actor::inbound::{deliver_input, RemoteInput};
+pub use actor::{RemoteActor, RemoteHandler};
+pub use link::policy::{IdleStrategy, SendPolicy};
 pub use link::{LinkError, LinkRx, LinkTx, PeerState, Transport};
-pub use no_fast_send::InThisProcess;
+pub use node::addr::no_fast_send::InThisProcess;
+pub use node::addr::{ActorRef, RemoteAddr};
+pub use node::config::{Export, Gap, NodeConfig, NodeStats};
+pub use node::error::{ExportError, LookupError, PolicyError};
+pub use node::reconnect::Reconnect;
 pub use node::Node;
-pub use policy::{IdleStrategy, SendPolicy};
-pub use reconnect::Reconnect;
-pub use schema::Schema;
-pub use wire::{RemoteActor, RemoteHandler, RemoteMessage, Wire, WireReply};
+pub use session::acks::{LinkLoss, Retain, RetainedSend};
+pub use session::auth;
+pub use session::auth::{Auth, AuthError};
+pub use transport::loopback;
+pub use wire::frame;
+pub use wire::schema::Schema;
+pub use wire::{Refused, RemoteMessage, Wire, WireReply};
 
 /// `#[derive(Wire)]`: see [`Wire`](trait@Wire).
 pub use kaspar_macros::Wire;
@@ -144,9 +171,10 @@ pub use kaspar_macros::Schema;
 /// part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::inbound::{deliver, Inbound};
-    pub use crate::schema::{field, name, num, tag, Schema};
-    pub use crate::wire::{schema_hash, RemoteActor, RemoteHandler, RemoteMessage, Wire};
+    pub use crate::actor::inbound::{deliver, Inbound};
+    pub use crate::actor::{RemoteActor, RemoteHandler};
+    pub use crate::wire::schema::{field, name, num, tag, Schema};
+    pub use crate::wire::{schema_hash, RemoteMessage, Wire};
     pub use crate::Refused;
     pub use core::result::Result;
     pub use kaspar::__private::ActorConfig;
@@ -159,8 +187,9 @@ pub mod __private {
     /// formed (no bytes left after the body's value, a sequence number
     /// below `u64::MAX`). For the fuzz target: it must never panic.
     pub fn decode_control(bytes: &[u8]) -> bool {
-        use crate::frame::{Frame, Kind};
+        use crate::wire::control;
         use crate::wire::decode_exact;
+        use crate::wire::frame::{Frame, Kind};
         let Ok(frame) = Frame::parse(bytes) else {
             return false;
         };
@@ -168,9 +197,9 @@ pub mod __private {
             return false;
         }
         match frame.header.kind {
-            Kind::Hello => crate::control::decode_hello(frame.body).is_ok(),
-            Kind::Challenge => decode_exact::<crate::control::Challenge>(frame.body).is_ok(),
-            Kind::Proof => decode_exact::<crate::control::Proof>(frame.body).is_ok(),
+            Kind::Hello => control::decode_hello(frame.body).is_ok(),
+            Kind::Challenge => decode_exact::<control::Challenge>(frame.body).is_ok(),
+            Kind::Proof => decode_exact::<control::Proof>(frame.body).is_ok(),
             Kind::Error => decode_exact::<Refused>(frame.body).is_ok(),
             Kind::Welcome | Kind::Bye => decode_exact::<()>(frame.body).is_ok(),
             Kind::Ack => decode_exact::<u64>(frame.body).is_ok(),
@@ -181,7 +210,7 @@ pub mod __private {
     /// Decodes `bytes` as an announced export record; `true` if it is one
     /// (and nothing after it).
     pub fn decode_record(bytes: &[u8]) -> bool {
-        crate::wire::decode_exact::<crate::control::ExportRecord>(bytes).is_ok()
+        crate::wire::decode_exact::<crate::wire::control::ExportRecord>(bytes).is_ok()
     }
 
     /// The generated `deliver`'s answer to a wire id no handler has.

@@ -2,9 +2,9 @@
 
 use std::fmt;
 
-use crate::frame::{self, Header, Kind, HEADER_LEN};
 use crate::link::LinkError;
 use crate::topic::TopicTx;
+use crate::wire::frame::{self, Header, Kind, HEADER_LEN};
 use crate::wire::Wire;
 
 /// Publishes `M` on one topic, from [`Topic::publisher`](super::Topic::publisher).
@@ -34,7 +34,7 @@ impl<M: Wire> Publisher<M> {
     pub(super) fn new(tx: Box<dyn TopicTx>) -> Self {
         Publisher {
             tx,
-            session: crate::shared::new_session(),
+            session: crate::wire::new_session(),
             seq: 0,
             _message: std::marker::PhantomData,
         }

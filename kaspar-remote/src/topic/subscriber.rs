@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::frame::{Frame, Kind};
+use crate::link::policy::{Idle, IdleStrategy};
 use crate::link::{LinkError, LinkRx};
-use crate::policy::{Idle, IdleStrategy};
+use crate::wire::frame::{Frame, Kind};
 use crate::wire::{decode_exact, Wire};
 
 /// Delivers one decoded message to the subscribed actor; hands it back
@@ -249,7 +249,7 @@ impl<M> Drop for SubscriberThread<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::{self, Header};
+    use crate::wire::frame::{self, Header};
     use serde::{Deserialize, Serialize};
     use std::sync::Mutex;
 

@@ -7,47 +7,17 @@
 #![cfg(feature = "iceoryx2")]
 
 mod common;
+mod flood;
 mod iceoryx2_peer;
 
 use std::time::{Duration, Instant};
 
 use common::{Counter, Seq};
+use flood::forged_hello;
 use iceoryx2_peer::{fresh_namespace, transport};
 use kaspar::prelude::*;
-use kaspar_remote::frame::{self, Header, Kind};
 use kaspar_remote::transport::iceoryx2::Iceoryx2Config;
-use kaspar_remote::{LinkTx, Node, RemoteActor, Transport};
-use serde::Serialize;
-
-/// A hello's body as a node writes it (postcard, the crate's field order).
-#[derive(Serialize)]
-struct Hello<'a> {
-    from: &'a str,
-    export: &'a str,
-    actor: &'a str,
-    schema: u64,
-    previous: Option<(u64, u64)>,
-}
-
-fn forged_hello(session: u64, from: &str) -> Vec<u8> {
-    let h = Header {
-        kind: Kind::Hello,
-        target: 0,
-        wire_id: 0,
-        body_len: 0,
-        correlation: 1,
-        session,
-        seq: 0,
-    };
-    let body = Hello {
-        from,
-        export: "counter",
-        actor: "Counter",
-        schema: Counter::SCHEMA_HASH,
-        previous: None,
-    };
-    frame::to_vec(&h, &body).unwrap()
-}
+use kaspar_remote::{LinkTx, Node, Transport};
 
 #[test]
 fn hellos_naming_absent_endpoints_do_not_stall_a_node_over_iceoryx2() {
@@ -99,5 +69,52 @@ fn hellos_naming_absent_endpoints_do_not_stall_a_node_over_iceoryx2() {
     let s = server.stats();
     assert!(s.hellos_dropped >= 50 - 20, "{s:?}");
     drop((client, server));
+    system.shutdown();
+}
+
+/// Issue 27's acceptance: under a flood of forged hellos (each naming an
+/// endpoint nobody listens on, each a new session) and frames of random
+/// bytes, 50,000 a second, the node keeps answering a genuine client
+/// within 2 ms (the median ask, asserted; the tail is
+/// printed: on a 2-core machine the flood, the node's bridge and the
+/// client share the cores, and a time slice is longer than 2 ms). No ask
+/// may stall.
+#[test]
+fn a_flood_of_forged_hellos_and_random_frames_leaves_a_node_answering_over_iceoryx2() {
+    let ns = fresh_namespace("flood");
+    let config = || Iceoryx2Config::default().namespace(ns.name());
+    let system = System::new();
+    let (c, _) = Counter::new();
+    let server = Node::new(transport(config()), "flood/server").unwrap();
+    server.export("counter", &system.spawn(c).start()).unwrap();
+    let client = Node::new(transport(config()), "flood/client").unwrap();
+    let remote = client.lookup::<Counter>("counter").unwrap();
+    let forger = transport(config());
+    let raw = forger
+        .connect("flood/server", Duration::from_secs(5))
+        .unwrap();
+    let f = flood::run(&remote, raw, 400);
+    println!(
+        "iceoryx2 flood: quiet {}; flooded {}; {} forged frames taken",
+        f.quiet, f.flooded, f.forged
+    );
+    assert!(
+        f.forged >= flood::RATE * 4 / 5,
+        "the flood never got going: {} frames",
+        f.forged
+    );
+    assert!(
+        f.flooded.at(0.5) <= Duration::from_millis(2),
+        "median ask under the flood: {}",
+        f.flooded
+    );
+    assert!(
+        f.flooded.max() < Duration::from_secs(1),
+        "an ask stalled: {}",
+        f.flooded
+    );
+    let s = server.stats();
+    assert_eq!(s.panics, 0, "{s:?}");
+    drop((client, server, forger));
     system.shutdown();
 }

@@ -36,7 +36,9 @@
 //!
 //! Then the CPU an idle node costs, per [`IdleStrategy`](kaspar_remote::IdleStrategy):
 //! `case` `iceoryx2/idle_node/<strategy>`, `metric` `cpu_pct` (percent of
-//! one core, `unit` "%").
+//! one core, `unit` "%"); and what two idle, linked nodes cost per
+//! liveness timeout, `<transport>/idle_liveness/<timeout>` (`-- idle_liveness`
+//! runs these alone).
 
 // Without a transport feature only the frame of the bench is left.
 #![cfg_attr(not(any(feature = "iceoryx2", feature = "aeron")), allow(dead_code))]
@@ -352,6 +354,9 @@ fn main() {
     if picked("iceoryx2/idle_node") {
         idle_rows(quick, &mut rows);
     }
+    if picked("idle_liveness") {
+        liveness_rows(quick, &mut rows);
+    }
     let path = write_json(&rows);
     println!("\nJSON lines: {}", path.display());
 }
@@ -388,6 +393,63 @@ fn idle_rows(quick: bool, rows: &mut Vec<Row>) {
             };
             println!("| {name} | {pct:.1}% of a core |");
             rows.push((format!("iceoryx2/idle_node/{name}"), "cpu_pct", pct, "%"));
+        }
+    }
+    let _ = (quick, rows);
+}
+
+/// The CPU two idle, linked nodes cost per liveness timeout, as rows of
+/// the table (`<transport>/idle_liveness/<timeout>`, `cpu_pct`): what a
+/// shorter timeout, which reports a lost peer sooner, costs while nothing
+/// happens. Aeron: two nodes on one embedded media driver (IPC), the
+/// driver's timeouts and timer and the clients' keepalives set from the
+/// liveness.
+fn liveness_rows(quick: bool, rows: &mut Vec<Row>) {
+    let span = Duration::from_millis(if quick { 1_000 } else { 3_000 });
+    println!(
+        "\n| two idle linked nodes ({} ms) | liveness | CPU |\n|---|---|---:|",
+        span.as_millis()
+    );
+    #[cfg(feature = "iceoryx2")]
+    {
+        use kaspar_remote::transport::iceoryx2::{Iceoryx2Config, Iceoryx2Transport};
+        for ms in [25u64, 100, 1_000] {
+            let make = || {
+                let config = Iceoryx2Config::default()
+                    .namespace(format!("bench_live_{}", std::process::id()))
+                    .liveness_timeout(Duration::from_millis(ms));
+                Iceoryx2Transport::new(config).expect("an iceoryx2 transport")
+            };
+            if let Some(pct) = kaspar_case::idle_pair_cpu(make(), make(), span) {
+                println!("| iceoryx2 | {ms} ms | {pct:.2}% of a core |");
+                rows.push((
+                    format!("iceoryx2/idle_liveness/{ms}ms"),
+                    "cpu_pct",
+                    pct,
+                    "%",
+                ));
+            }
+        }
+    }
+    #[cfg(feature = "aeron")]
+    {
+        use kaspar_remote::transport::aeron::{AeronConfig, AeronTransport};
+        for ms in [500u64, 1_000, 2_000, 10_000] {
+            let liveness = Duration::from_millis(ms);
+            let driver = AeronTransport::launch(AeronConfig::embedded().liveness(liveness))
+                .expect("an embedded driver");
+            let dir = driver.aeron_dir().to_owned();
+            let client = AeronTransport::launch(AeronConfig::external(&dir).liveness(liveness))
+                .expect("a client of that driver");
+            if let Some(pct) = kaspar_case::idle_pair_cpu(driver, client, span) {
+                println!("| aeron_ipc | {ms} ms | {pct:.2}% of a core |");
+                rows.push((
+                    format!("aeron_ipc/idle_liveness/{ms}ms"),
+                    "cpu_pct",
+                    pct,
+                    "%",
+                ));
+            }
         }
     }
     let _ = (quick, rows);

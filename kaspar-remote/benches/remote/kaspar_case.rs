@@ -16,7 +16,9 @@
 //! difference between the two kaspar rows is the codec's share.
 //!
 //! Also `idle_cpu`: what a node costs while nothing arrives, per idle
-//! strategy.
+//! strategy; and `idle_pair_cpu`: what two linked nodes cost while
+//! nothing arrives, per liveness timeout (the transport's keepalives and
+//! loss checks are what a shorter timeout makes more frequent).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -272,7 +274,6 @@ pub(super) fn echo<M: Medium, const AUTH: u8>(session: &str) {
 }
 
 /// The process's CPU time (user and system) so far, from `/proc`.
-#[cfg(feature = "iceoryx2")]
 fn cpu_time() -> Option<Duration> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // Fields after the command name, which is in parentheses.
@@ -297,5 +298,36 @@ pub(super) fn idle_cpu<M: Medium>(idle: IdleStrategy, span: Duration) -> Option<
     let used = cpu_time()? - before;
     let pct = used.as_secs_f64() / t.elapsed().as_secs_f64() * 100.0;
     drop(n);
+    Some(pct)
+}
+
+/// The share of one core (in percent) that two nodes cost over `span`
+/// while idle, the second having looked up an export of the first, so a
+/// link runs each way: both bridges (default idle strategy), and the
+/// transport's own threads and timers (iceoryx2's liveness monitor;
+/// Aeron's embedded media driver, its client conductors and their
+/// keepalives). `first` and `second` make the two transports, with the
+/// liveness timeout under test. `None` off Linux.
+pub(super) fn idle_pair_cpu<T: Transport>(first: T, second: T, span: Duration) -> Option<f64> {
+    let session = format!("{}_liveness", std::process::id());
+    let system = System::new();
+    let a = node(first, &session, "a", IdleStrategy::DEFAULT, NONE);
+    let echo = system
+        .spawn(Echo {
+            stop: Arc::new(AtomicBool::new(false)),
+        })
+        .start();
+    a.export("echo", &echo).expect("an export");
+    let b = node(second, &session, "b", IdleStrategy::DEFAULT, NONE);
+    let remote = b.lookup::<Echo>("echo").expect("a lookup");
+    // Let both settle into their idle waits.
+    std::thread::sleep(Duration::from_millis(50));
+    let before = cpu_time()?;
+    let t = Instant::now();
+    std::thread::sleep(span);
+    let used = cpu_time()? - before;
+    let pct = used.as_secs_f64() / t.elapsed().as_secs_f64() * 100.0;
+    drop((remote, b, a));
+    system.shutdown();
     Some(pct)
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The runtime with and without its optional features, `journal` and
-# `metrics`. The root package depends on kaspar with `journal` on, so every
+# The runtime with and without its optional features (`journal`, and the
+# opt-in `metrics`, `console`, `tracing`, `tokio`). The root package depends on kaspar with `journal` on, so every
 # `--workspace` build (clippy, rustdoc, the tests) unifies it in and never
 # compiles kaspar without it. Selecting only `-p kaspar` does (resolver 2
 # unifies features across the selected packages only); the step checks that
@@ -43,15 +43,20 @@ case " $all " in
     *) echo "features: --all-features does not turn metrics on" >&2; exit 1 ;;
 esac
 # The default workspace build (the README's `cargo test --workspace`) must
-# not turn metrics on either: no dev-dependency may unify it in.
+# not turn on any of the features that add to a delivery path or a
+# dependency (metrics, console, tracing, tokio): no dev-dependency may
+# unify one in, or the default tests, the callgrind budget and the
+# allocation tests would stop measuring kaspar as users get it.
 default=$(cargo tree --workspace -e features -i kaspar --prefix none \
     | sed -n 's/^kaspar feature "\([^"]*\)".*/\1/p' | sort -u | tr '\n' ' ')
 echo "features: --workspace (the default build): [ $default]"
-case " $default " in
-    *" metrics "*)
-        echo "features: the default workspace build compiles kaspar with metrics" >&2
-        exit 1 ;;
-esac
+for opt_in in metrics console tracing tokio; do
+    case " $default " in
+        *" $opt_in "*)
+            echo "features: the default workspace build compiles kaspar with $opt_in" >&2
+            exit 1 ;;
+    esac
+done
 
 cargo clippy -p kaspar --no-default-features --all-targets -- -D warnings
 cargo clippy -p kaspar --all-features --all-targets -- -D warnings

@@ -32,6 +32,13 @@ mod guide {
     #[doc = include_str!("../book/src/remote.md")]
     pub mod remote {}
 
+    // The chapter on threads, groups and the pool needs only the runtime;
+    // it is compiled here, beside the runtime crate's own list of
+    // chapters, to leave that crate's sources alone while its pool is
+    // being worked on.
+    #[doc = include_str!("../book/src/threads-groups-pool.md")]
+    pub mod threads_groups_pool {}
+
     // Likewise the chapter on metrics, whose samples need kaspar's
     // `metrics` feature and the Prometheus exporter: compiled with this
     // package's `metrics` feature only (`bash .ci/steps/metrics.sh`).

@@ -19,6 +19,8 @@ for case in kaspar/thread/ask kaspar/spin/ask kaspar/fast_send/ask \
     kaspar/thread/tell kaspar/group/ping_pong kaspar/thread/ping_pong \
     crossbeam/threads/ask crossbeam/threads/tell crossbeam/threads/ping_pong \
     std_mpsc/threads/ask tokio/current_thread/ask tokio/multi_thread/ask \
+    kaspar/pool/ask kaspar/pool/tell kaspar/pool/ping_pong \
+    kaspar/pool_await_current_thread/ask kaspar/pool_await_multi_thread/ask \
     kaspar/idle100/cpu; do
     if ! grep -q "\"case\":\"$case\"" "$out/peers.jsonl"; then
         echo "peers: no rows for $case in $out/peers.jsonl" >&2
@@ -28,6 +30,10 @@ done
 for bench in ping_pong counting thread_ring fork_join chameneos; do
     if ! grep -q "\"case\":\"$bench/kaspar/" "$out/savina.jsonl"; then
         echo "peers: no kaspar rows for Savina $bench in $out/savina.jsonl" >&2
+        fail=1
+    fi
+    if ! grep -q "\"case\":\"$bench/kaspar/pool\"" "$out/savina.jsonl"; then
+        echo "peers: no kaspar/pool row for Savina $bench in $out/savina.jsonl" >&2
         fail=1
     fi
 done

@@ -150,6 +150,14 @@ mod guide {
     }
 }
 
+/// The guide's chapter on pooled actors hosted on tokio, compiled as
+/// doctests with the `tokio` feature that its samples need.
+#[cfg(all(doctest, feature = "tokio"))]
+mod guide_tokio {
+    #[doc = include_str!("../../book/src/pool-on-tokio.md")]
+    pub mod pool_on_tokio {}
+}
+
 pub use actor::addr::Addr;
 pub use actor::ctx::Ctx;
 pub use actor::traits::{

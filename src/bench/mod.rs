@@ -17,6 +17,8 @@
 //! * [`wait`]: ask latency and idle CPU by waiting strategy;
 //! * [`saturation`]: one actor under 1–8 producers at full rate, through
 //!   each mailbox kind and through `fast_send` (the paper's future work);
+//! * [`scale`]: spawn cost and memory per idle actor, pooled and on its
+//!   own thread, and a million idle pooled actors from spawn to shutdown;
 //! * `metrics` (feature `metrics`): what `System::publish_metrics` costs
 //!   over 1,000 actors.
 
@@ -30,6 +32,7 @@ pub mod mailboxes;
 pub mod metrics;
 pub mod pool;
 pub mod saturation;
+pub mod scale;
 mod stats;
 pub mod svg;
 pub mod table5;

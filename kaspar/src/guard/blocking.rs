@@ -23,6 +23,13 @@ pub(crate) trait BlockingHook {
     fn enter(&self);
     /// The thread is back from the wait that `enter` announced.
     fn exit(&self);
+    /// Whether a wait of `kind` must not block this thread at all (it
+    /// runs an async runtime's tasks, which the wait would hold up): the
+    /// wait is then refused as a deadlock before it is registered.
+    #[cfg(feature = "tokio")]
+    fn refuses(&self, _kind: crate::guard::deadlock::WaitKind) -> bool {
+        false
+    }
 }
 
 thread_local! {
@@ -32,6 +39,18 @@ thread_local! {
 /// Sets (or with `None`, clears) the calling thread's hook.
 pub(crate) fn set_hook(hook: Option<Rc<dyn BlockingHook>>) {
     HOOK.with(|h| *h.borrow_mut() = hook);
+}
+
+/// Sets the calling thread's hook and returns the one it replaces.
+#[cfg(feature = "tokio")]
+pub(crate) fn replace_hook(hook: Option<Rc<dyn BlockingHook>>) -> Option<Rc<dyn BlockingHook>> {
+    HOOK.with(|h| std::mem::replace(&mut *h.borrow_mut(), hook))
+}
+
+/// Whether the calling thread's hook refuses a blocking wait of `kind`.
+#[cfg(feature = "tokio")]
+pub(crate) fn refuses(kind: crate::guard::deadlock::WaitKind) -> bool {
+    HOOK.with(|h| h.borrow().as_ref().is_some_and(|h| h.refuses(kind)))
 }
 
 /// A wait in progress on a thread with a hook: tells the hook when the

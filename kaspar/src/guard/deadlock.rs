@@ -254,6 +254,19 @@ pub(crate) fn before_wait(
     on: WaitOn,
     target: impl FnOnce() -> Target,
 ) -> Result<Registered, Vec<WaitEdge>> {
+    // A thread that runs a tokio runtime's tasks (a tokio-hosted pooled
+    // actor's activation) must not block on another actor: the actor it
+    // waits for may need this very thread to run. Refused as a cycle of
+    // one edge, the caller's own (`delivery/sched/tokio.rs`).
+    #[cfg(feature = "tokio")]
+    if blocking::refuses(on.kind) {
+        return Err(vec![WaitEdge {
+            thread: me,
+            chain: chain::snapshot(),
+            waits_for: target(),
+            kind: on.kind,
+        }]);
+    }
     if !chain::may_be_waited_for() {
         // Nobody can be waiting for this thread, so its wait closes no
         // cycle: skip the registry (the common case of a plain thread

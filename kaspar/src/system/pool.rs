@@ -33,6 +33,34 @@ pub struct PoolConfig {
     /// turn like the rest: two actors sending to each other cannot keep a
     /// worker's queue waiting for longer than this.
     pub lifo_limit: u32,
+    /// The tokio runtime that runs the pooled actors instead of worker
+    /// threads ([`PoolConfig::tokio`]).
+    #[cfg(feature = "tokio")]
+    host: Option<TokioHost>,
+}
+
+/// A tokio runtime's handle as a [`PoolConfig`] holds it: two configs
+/// are equal when they name the handle one [`PoolConfig::tokio`] call was
+/// given (tokio's handles have no equality of their own).
+#[cfg(feature = "tokio")]
+#[derive(Clone)]
+struct TokioHost(Arc<tokio::runtime::Handle>);
+
+#[cfg(feature = "tokio")]
+impl PartialEq for TokioHost {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Eq for TokioHost {}
+
+#[cfg(feature = "tokio")]
+impl std::fmt::Debug for TokioHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TokioHost({:?})", self.0.runtime_flavor())
+    }
 }
 
 impl PoolConfig {
@@ -62,6 +90,46 @@ impl PoolConfig {
             pin_workers: false,
             budget: Self::DEFAULT_BUDGET,
             lifo_limit: Self::DEFAULT_LIFO_LIMIT,
+            #[cfg(feature = "tokio")]
+            host: None,
+        }
+    }
+
+    /// Pooled actors run as tasks on the tokio runtime of `handle` instead
+    /// of on worker threads of the system's own (feature `tokio`).
+    ///
+    /// A send that finds a pooled actor idle spawns a task on the runtime
+    /// that runs one activation of it (at most [`budget`](Self::budget)
+    /// messages, then it yields to the runtime's other tasks). An idle
+    /// actor holds no task. A tokio task that sends to such an actor, or
+    /// `ask(..).await`s it, on a thread of the same runtime has it run on
+    /// that thread, and the reply wakes the task there: no thread is woken.
+    /// `workers`, `placement`, `pin_workers` and `lifo_limit` do not apply
+    /// (the runtime's threads are the runtime's), and
+    /// [`System::pool_threads`](crate::System::pool_threads) is 0.
+    ///
+    /// Inside a handler of such an actor, a wait for another actor's
+    /// queue (`Ask::wait`, a send waiting for room in a full
+    /// `WhenFull::Wait` mailbox) would block a thread of the runtime, which
+    /// the actor waited for may need: it is refused with the deadlock error
+    /// ([`AskError::Deadlock`](crate::AskError::Deadlock),
+    /// [`SendError::Deadlock`](crate::SendError::Deadlock) with the message
+    /// back) and a one-edge cycle, the caller's own, on either kind of
+    /// runtime. `fast_send` waits for a lock as everywhere.
+    ///
+    /// The system keeps one thread of its own, asleep, so that
+    /// [`System::shutdown`](crate::System::shutdown) can wait for the pool.
+    /// The shutdown runs the pooled actors' last activations on its own
+    /// thread (beside the runtime, which may run some of them too): it
+    /// works inside `block_on` on a current-thread runtime, outside it, and
+    /// after the runtime is gone. So a
+    /// [`shutdown_timeout`](crate::System::shutdown_timeout)'s deadline
+    /// does not cut short a hosted actor's drain.
+    #[cfg(feature = "tokio")]
+    pub fn tokio(handle: tokio::runtime::Handle) -> Self {
+        PoolConfig {
+            host: Some(TokioHost(Arc::new(handle))),
+            ..Self::new()
         }
     }
 
@@ -131,6 +199,10 @@ impl SystemInner {
             }
         }
         let config = &self.config.pool;
+        #[cfg(feature = "tokio")]
+        if let Some(host) = &config.host {
+            return self.start_tokio_pool(pool, member, host);
+        }
         let spare_placement = config.placement.clone();
         let (shared, bodies) = Shared::start(
             SchedConfig {
@@ -161,6 +233,41 @@ impl SystemInner {
                 done: spawned.done,
             });
         }
+        (shared, slot)
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl SystemInner {
+    /// [`pool_member`](Self::pool_member)'s new pool on a tokio runtime
+    /// (`pool` is the system's slot for it, locked).
+    fn start_tokio_pool(
+        &self,
+        mut pool: crate::base::sync::MutexGuard<'_, Option<Arc<Shared>>>,
+        member: Arc<dyn Member>,
+        host: &TokioHost,
+    ) -> (Arc<Shared>, usize) {
+        let (shared, keeper) = crate::delivery::sched::tokio::start(
+            SchedConfig {
+                workers: 0,
+                budget: self.config.pool.budget.max(1),
+                lifo_limit: 0,
+            },
+            &host.0,
+        );
+        let slot = shared
+            .join(member)
+            .expect("kaspar: a new pool takes members");
+        *pool = Some(Arc::clone(&shared));
+        drop(pool);
+        let spawned = spawn_thread("kaspar:pool-tokio".into(), Placement::new(), keeper);
+        let closing = Arc::clone(&shared);
+        self.register(Running {
+            target: Target::new(ActorId::next(), "Pool", Some("pool-tokio".into())),
+            close: Box::new(move || closing.close_all()),
+            thread: spawned.thread,
+            done: spawned.done,
+        });
         (shared, slot)
     }
 }

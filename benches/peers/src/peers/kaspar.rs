@@ -1,10 +1,16 @@
-//! kaspar four ways: an actor per thread with the default spawn
+//! kaspar five ways: an actor per thread with the default spawn
 //! (`thread`), the same with `IdleWait::Spin` (`spin`), two members of one
 //! group (`group`, ping-pong only: from a plain thread, an ask or tell to a
-//! group member takes the same queue-and-wake path as `thread`), and
+//! group member takes the same queue-and-wake path as `thread`), actors on
+//! the system's pool of worker threads (`pool`: `Spawn::pooled`, the
+//! default pool of one worker per core, `MailboxKind::POOLED`), and
 //! `fast_send` (the handler runs on the caller's thread). Asks come from a
 //! plain thread with `ask().wait()`, tells are `send` (`fast_send_void`
 //! for `fast_send`), the ping-pong is `request` between two actors.
+//!
+//! [`ask_await`] asks a pooled actor from a task of a tokio runtime with
+//! `ask(..).await` (`Ask` is a `Future`), as a tokio program would: the
+//! rows beside the tokio-based frameworks' asks.
 
 use std::hint::black_box;
 use std::sync::mpsc;
@@ -21,12 +27,14 @@ pub enum Variant {
     Thread,
     Spin,
     Group,
+    Pool,
     FastSend,
 }
 
 fn spawn<A: kaspar::Actor + Send>(system: &System, actor: A, v: Variant) -> Addr<A> {
     match v {
         Variant::Spin => system.spawn(actor).idle(IdleWait::Spin).start(),
+        Variant::Pool => system.spawn(actor).pooled().start(),
         _ => system.spawn(actor).start(),
     }
 }
@@ -80,6 +88,38 @@ pub fn ask(v: Variant, n: u64) -> Histogram<u64> {
         }
     }
     assert_eq!(last, sum_below(n), "kaspar ask: wrong total");
+    system.shutdown();
+    hist
+}
+
+/// `n` sequential asks to a pooled counter, each `ask(..).await`ed from a
+/// task of a tokio runtime (current-thread or multi-thread, one worker per
+/// core). The reply wakes the task through its waker; the pool's workers
+/// are kaspar's own threads, not the runtime's.
+pub fn ask_await(multi_thread: bool, n: u64) -> Histogram<u64> {
+    let mut builder = if multi_thread {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let rt = builder.enable_all().build().expect("tokio runtime");
+    let system = System::new();
+    let counter = spawn(&system, Counter { total: 0 }, Variant::Pool);
+    let (hist, last) = rt.block_on(async move {
+        tokio::spawn(async move {
+            let mut hist = histogram();
+            let mut last = 0;
+            for i in 0..n {
+                let t = Instant::now();
+                last = black_box(counter.ask(Add(i)).unwrap().await.unwrap());
+                record(&mut hist, t);
+            }
+            (hist, last)
+        })
+        .await
+        .unwrap()
+    });
+    assert_eq!(last, sum_below(n), "kaspar ask().await: wrong total");
     system.shutdown();
     hist
 }

@@ -1,10 +1,12 @@
-//! The peers table: kaspar four ways beside the channel baselines and the
+//! The peers table: kaspar five ways beside the channel baselines and the
 //! actor frameworks, on three workloads, plus the CPU that idle kaspar
 //! actors burn.
 //!
 //! * `ask`: request-reply from outside the actor, one request in flight;
 //!   mean, p50, p99. Channel baselines and kaspar ask from a plain thread,
-//!   tokio-based peers from a task of their runtime, actix from its system.
+//!   tokio-based peers from a task of their runtime, actix from its system;
+//!   `kaspar/pool_await_*` asks a pooled actor with `ask(..).await` from a
+//!   task of a tokio runtime of either kind.
 //! * `tell`: fire-and-forget messages to one actor, then one request-reply
 //!   as a barrier; messages per second.
 //! * `ping_pong`: two actors bounce a ball, one in flight; round trips per
@@ -111,6 +113,27 @@ fn rows() -> Vec<Row> {
             ask: None,
             tell: None,
             ping_pong: Some(|n| kaspar::ping_pong(Variant::Group, n)),
+        },
+        Row {
+            framework: "kaspar",
+            variant: "pool",
+            ask: Some(|n| kaspar::ask(Variant::Pool, n)),
+            tell: Some(|n| kaspar::tell(Variant::Pool, n)),
+            ping_pong: Some(|n| kaspar::ping_pong(Variant::Pool, n)),
+        },
+        Row {
+            framework: "kaspar",
+            variant: "pool_await_current_thread",
+            ask: Some(|n| kaspar::ask_await(false, n)),
+            tell: None,
+            ping_pong: None,
+        },
+        Row {
+            framework: "kaspar",
+            variant: "pool_await_multi_thread",
+            ask: Some(|n| kaspar::ask_await(true, n)),
+            tell: None,
+            ping_pong: None,
         },
         Row {
             framework: "kaspar",

@@ -17,8 +17,9 @@
 //!
 //! Each run is timed from before the actors are created (as Savina times an
 //! iteration) to the verified result; runtime start-up and shutdown are
-//! outside. kaspar runs each benchmark with one thread per actor (`thread`)
-//! and with every actor a member of one group (`group`, one thread).
+//! outside. kaspar runs each benchmark with one thread per actor (`thread`),
+//! with every actor a member of one group (`group`, one thread), and with
+//! every actor on the system's pool of worker threads (`pool`).
 
 use std::time::Duration;
 
@@ -29,6 +30,7 @@ mod chameneos;
 mod kameo;
 mod kaspar;
 mod kaspar_group;
+mod kaspar_pool;
 mod ractor;
 mod xtra;
 
@@ -80,7 +82,7 @@ const NAMES: [&str; 5] = [
     "chameneos",
 ];
 
-fn columns() -> [Column; 6] {
+fn columns() -> [Column; 7] {
     [
         Column {
             framework: "kaspar",
@@ -102,6 +104,17 @@ fn columns() -> [Column; 6] {
                 kaspar_group::thread_ring,
                 kaspar_group::fork_join,
                 kaspar_group::chameneos,
+            ],
+        },
+        Column {
+            framework: "kaspar",
+            variant: "pool",
+            benches: [
+                kaspar_pool::ping_pong,
+                kaspar_pool::counting,
+                kaspar_pool::thread_ring,
+                kaspar_pool::fork_join,
+                kaspar_pool::chameneos,
             ],
         },
         Column {
@@ -256,7 +269,8 @@ pub fn run(quick: bool) {
         "One run of each, milliseconds (lower is better). ping_pong {} pings; counting {}; \
          thread_ring {} actors, {} hops; fork_join {} workers x {} messages; chameneos {} \
          creatures, {} meetings. kaspar/thread: one OS thread per actor; kaspar/group: all \
-         actors of a benchmark in one group (one thread). Tokio peers run on a multi-thread \
+         actors of a benchmark in one group (one thread); kaspar/pool: every actor pooled \
+         (one worker per core). Tokio peers run on a multi-thread \
          runtime, actix on its single-thread system.\n",
         p.pings,
         p.counts,

@@ -75,12 +75,23 @@
 //! stops, so a handler that blocks again finds it ready. While a wait
 //! lasts, the pool may run one thread more than its size; the deadlock
 //! detector still refuses a wait that could never end.
+//!
+//! # On a tokio runtime
+//!
+//! With the `tokio` feature a pool can have no threads at all: its
+//! activations run on runner tasks of a runtime the user hands in
+//! (`PoolConfig::tokio`), taken from the same injector, under the same
+//! state machine. There a blocking wait inside a handler cannot be
+//! compensated (the runtime's threads are not the pool's), so it is
+//! refused; see the `tokio` module.
 
 pub(crate) mod actor;
 pub(crate) mod idle;
 mod members;
 #[cfg(loom)]
 pub(crate) mod model;
+#[cfg(feature = "tokio")]
+pub(crate) mod tokio;
 mod worker;
 
 use std::sync::Arc;
@@ -150,6 +161,11 @@ pub(crate) struct Shared {
     /// Applied by every spare thread before it works (the pool's
     /// placement, unpinned).
     place_spare: Box<dyn Fn() + Send + Sync>,
+    /// The tokio runtime's tasks that run this pool's activations instead
+    /// of worker threads (see the `tokio` module); `None` for a pool
+    /// of its own threads.
+    #[cfg(feature = "tokio")]
+    host: Option<self::tokio::Host>,
 }
 
 /// A worker thread's body, to be run on a thread the system starts (and
@@ -177,6 +193,8 @@ impl Shared {
             blocked: AtomicUsize::new(0),
             spares: Mutex::new(Vec::new()),
             place_spare,
+            #[cfg(feature = "tokio")]
+            host: None,
         });
         let bodies = deques
             .into_iter()
@@ -222,6 +240,10 @@ impl Shared {
             m.close();
         }
         self.idle.notify_all();
+        #[cfg(feature = "tokio")]
+        if self.host.is_some() {
+            self::tokio::drain_here(self);
+        }
     }
 
     /// Whether the workers should leave: closing, and no member left.
@@ -268,6 +290,11 @@ impl Shared {
     /// A schedule from outside the pool.
     fn inject(&self, task: Task) {
         self.injector.push(task);
+        #[cfg(feature = "tokio")]
+        if let Some(host) = &self.host {
+            host.wake_one();
+            return;
+        }
         self.idle.notify_one();
     }
 }

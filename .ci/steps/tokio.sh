@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Pooled actors hosted on a tokio runtime (kaspar's feature `tokio`, the
+# root package's feature of the same name): `PoolConfig::tokio`.
+#
+# The root package's `tokio` feature is opt-in, and the test and bench that
+# need it declare `required-features`, so `cargo test --workspace` skips
+# them and never compiles kaspar with the feature. This step builds them
+# with it:
+#   1. clippy (-D warnings) on kaspar (all targets) and on the suite's
+#      library, test and bench, with the feature;
+#   2. kaspar's unit tests of the pool, with the feature (the thread pool
+#      must behave as without it), and the guide's chapter
+#      (book/src/pool-on-tokio.md) as doctests;
+#   3. tests/pool_tokio.rs: sends, awaited asks, many actors, stop,
+#      shutdown, supervision and the blocking rule on current-thread and
+#      multi-thread runtimes, exact counts; and the thread pool's own
+#      behaviour and blocking tests with the feature on;
+#   4. benches/pool_tokio.rs in quick mode: it runs and prints its table
+#      (no timing gate: the numbers depend on the machine's load).
+# Everything it needs comes from crates.io through cargo; nothing to
+# install.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+cargo clippy -p kaspar --all-targets --features tokio -- -D warnings
+cargo clippy -p kaspar-suite --features tokio --lib --test pool_tokio \
+    --bench pool_tokio -- -D warnings
+cargo test -p kaspar --features tokio --lib delivery::sched
+cargo test -p kaspar --features tokio --doc guide_tokio
+cargo test -p kaspar-suite --features tokio --test pool_tokio
+cargo test -p kaspar-suite --features tokio --test pool_sched_behaviour \
+    --test pool_sched_blocking
+cargo bench -p kaspar-suite --features tokio --bench pool_tokio -- --quick
+echo "tokio: hosted pool checked"

@@ -1,0 +1,287 @@
+//! Pooled actors on a tokio runtime the user hands in
+//! ([`PoolConfig::tokio`](crate::PoolConfig::tokio), feature `tokio`).
+//!
+//! A *hosted* pool has no worker threads. It keeps what the pool's seam
+//! already is: the mailbox hook that schedules an idle actor exactly once,
+//! the activation (`actor.rs`) that runs it for up to a budget of
+//! messages, the injector that queues scheduled actors, and the member
+//! list that shutdown closes. Only the runner of activations differs: in
+//! place of worker threads, *runner* tasks on the runtime (one per thread
+//! of the runtime), each of which takes the actor at the injector's head
+//! and runs one activation per poll, as a worker thread would, then
+//! yields to the runtime's other tasks. A runner with nothing to run
+//! leaves its waker with the pool and waits; a schedule pushes the actor
+//! on the injector and wakes one waiting runner, if any.
+//!
+//! # Why long-lived runners, and the injector in between
+//!
+//! A task spawned per schedule would cost an allocation and a task's
+//! set-up per activation (measured: the hosted `ask(..).await` of
+//! `benches/pool_tokio.rs` took 595 ns that way, against 247 ns for tokio's
+//! mpsc + oneshot in the same run). A runner is woken instead, which on
+//! the runtime's own thread is a push on its local queue: a tokio task
+//! that sends to a hosted actor on a current-thread runtime, or
+//! `ask(..).await`s it, has the activation run on its own thread next, and
+//! the reply's waker (`reply/ask.rs`) wakes the awaiting task the same
+//! way: nothing crosses a thread, and nothing is allocated. An idle hosted
+//! actor holds no task (the runners are the pool's, not the actor's).
+//! Runners are interchangeable, and the injector (not a runner) holds
+//! every scheduled actor, so a thread that cannot let the runtime run
+//! (below) can run what is scheduled itself.
+
+//! # Blocking inside a hosted handler
+//!
+//! A wait for another actor (`ask(..).wait()`, a send waiting for room in
+//! a full `WhenFull::Wait` mailbox) inside a hosted handler would block a
+//! thread of the runtime; on a current-thread runtime, the only one, and
+//! the actor waited for may be queued for that very thread: a hang that no
+//! spare thread can end (a runtime's threads are the runtime's). tokio's
+//! own answer, `block_in_place`, needs the wait as a closure, and works on
+//! a multi-thread runtime only. So a hosted activation refuses these waits
+//! on either kind of runtime, the same way: the wait returns the deadlock
+//! detector's error (`AskError::Deadlock`, `SendError::Deadlock` with the
+//! message back) with one edge, the caller's own, before it blocks. A
+//! handler that needs an answer sends its request with a reply route
+//! (`tell` and `reply_to`) and handles the answer as a message, as async
+//! code awaits. Waits for an actor's lock (`fast_send`) are not refused:
+//! the lock's holder is a handler running on some thread, which returns.
+//!
+//! # Shutdown
+//!
+//! `System::shutdown` waits for every actor to stop, and the runners that
+//! would stop them may never run while it waits: called on a thread of a
+//! current-thread runtime (inside `block_on`, or as the system is dropped
+//! there), it holds the only thread; called from outside, nothing may be
+//! driving a current-thread runtime at all (it runs tasks only inside
+//! `block_on`), or the runtime may be gone. So the shutdown's thread runs
+//! the scheduled activations itself, beside whatever runners the runtime
+//! runs, until the last member has left: the injector, not the runners,
+//! holds what is scheduled, and an actor's activations never overlap
+//! wherever they run.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use crossbeam_deque::{Injector, Steal};
+use tokio::runtime::{Handle, RuntimeFlavor};
+
+use super::idle::{Idle, Token};
+use super::members::Members;
+use super::{SchedConfig, Shared, Task, WorkerBody};
+use crate::base::backoff::Backoff;
+use crate::base::sync::{AtomicBool, AtomicUsize, Mutex};
+use crate::guard::blocking::{self, BlockingHook};
+use crate::guard::chain;
+use crate::guard::deadlock::WaitKind;
+
+/// What a hosted pool keeps of its runtime: the runners that wait for
+/// work, as wakers.
+pub(crate) struct Host {
+    /// Runners with nothing to run, waiting for a schedule to wake one.
+    idle: Mutex<Vec<Waker>>,
+}
+
+impl Host {
+    /// After a schedule pushed an actor on the injector: wakes a runner
+    /// that waits for work, if one does (one that is running comes back
+    /// to the injector before it waits; see [`Runner`]).
+    pub(super) fn wake_one(&self) {
+        let waker = self.idle.lock().pop();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    fn wake_all(&self) {
+        let wakers = std::mem::take(&mut *self.idle.lock());
+        for waker in wakers {
+            waker.wake();
+        }
+    }
+}
+
+/// A pool whose activations run on `handle`'s runtime, and the body of the
+/// one thread it needs: a keeper that sleeps until the pool is closed and
+/// empty, so the system's shutdown can wait for the pool as it waits for a
+/// worker. The keeper runs nothing. The pool's runners (one per thread of
+/// the runtime) are spawned on the runtime here.
+pub(crate) fn start(config: SchedConfig, handle: &Handle) -> (Arc<Shared>, WorkerBody) {
+    let shared = Arc::new(Shared {
+        config: SchedConfig {
+            workers: 0,
+            budget: config.budget.max(1),
+            ..config
+        },
+        injector: Injector::new(),
+        stealers: Vec::new(),
+        idle: Idle::new(),
+        live: AtomicUsize::new(0),
+        closing: AtomicBool::new(false),
+        members: Mutex::new(Members::default()),
+        threads: AtomicUsize::new(0),
+        blocked: AtomicUsize::new(0),
+        spares: Mutex::new(Vec::new()),
+        place_spare: Box::new(|| {}),
+        host: Some(Host {
+            idle: Mutex::new(Vec::new()),
+        }),
+    });
+    let runners = match handle.runtime_flavor() {
+        RuntimeFlavor::CurrentThread => 1,
+        _ => handle.metrics().num_workers().max(1),
+    };
+    for _ in 0..runners {
+        // Detached: a runner ends once the pool has exited.
+        drop(handle.spawn(Runner {
+            shared: Arc::clone(&shared),
+        }));
+    }
+    let kept = Arc::clone(&shared);
+    (shared, Box::new(move || keep(&kept)))
+}
+
+/// The keeper's body: asleep until the pool is closed and its last member
+/// has left (`Shared::leave` and `close_all` wake it).
+fn keep(shared: &Shared) {
+    let token = Arc::new(Token::new());
+    shared.idle.start_searching();
+    while !shared.exit_now() {
+        shared.idle.sleep(&token, || shared.exit_now());
+    }
+    shared.idle.stop_searching();
+}
+
+/// A task of the runtime that runs the pool's activations, one per poll,
+/// as a worker thread runs them: whichever actor is at the injector's
+/// head. Out of work, it leaves its waker with the [`Host`] and waits.
+struct Runner {
+    shared: Arc<Shared>,
+}
+
+impl Runner {
+    fn host(&self) -> &Host {
+        self.shared.host.as_ref().expect("a hosted pool has a host")
+    }
+}
+
+impl Future for Runner {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let shared = &self.shared;
+        if let Some(task) = take(shared) {
+            let again = {
+                let _hosted = Hosted::enter();
+                task.run(shared.config.budget)
+            };
+            if let Some(task) = again {
+                // Budget spent (or a push still being written): to the
+                // back of the queue.
+                shared.injector.push(task);
+            }
+            // One activation per poll: the runtime's other tasks (the one
+            // awaiting this actor's reply, say) get their turn first.
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        if shared.exit_now() {
+            self.host().wake_all();
+            return Poll::Ready(());
+        }
+        let mut idle = self.host().idle.lock();
+        // Under the lock a scheduler takes a waker with, after its push:
+        // either that push is seen here, or the scheduler finds this
+        // runner's waker. No schedule is left without a runner.
+        if !shared.injector.is_empty() {
+            drop(idle);
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        idle.push(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+fn take(shared: &Shared) -> Option<Task> {
+    loop {
+        match shared.injector.steal() {
+            Steal::Success(task) => return Some(task),
+            Steal::Empty => return None,
+            Steal::Retry => {}
+        }
+    }
+}
+
+/// The blocking hook of a thread while it runs a hosted activation: it
+/// refuses waits for another actor's queue (module docs).
+struct Hosted;
+
+impl BlockingHook for Hosted {
+    fn enter(&self) {}
+
+    fn exit(&self) {}
+
+    fn refuses(&self, kind: WaitKind) -> bool {
+        kind != WaitKind::Lock
+    }
+}
+
+std::thread_local! {
+    /// One hook per thread, set around each activation without allocating.
+    static HOSTED: Rc<dyn BlockingHook> = Rc::new(Hosted);
+}
+
+/// While alive, the calling thread's blocking hook is [`Hosted`]; the hook
+/// it had before comes back on drop.
+struct HostedScope(Option<Rc<dyn BlockingHook>>);
+
+impl Hosted {
+    fn enter() -> HostedScope {
+        HostedScope(blocking::replace_hook(Some(HOSTED.with(Rc::clone))))
+    }
+}
+
+impl Drop for HostedScope {
+    fn drop(&mut self) {
+        blocking::replace_hook(self.0.take());
+    }
+}
+
+/// From `close_all`: runs the scheduled activations on the calling
+/// thread until the pool's last member has left (module docs). A thread
+/// that runs actor code does not wait for the pool (its shutdown only
+/// closes), and neither does this.
+pub(super) fn drain_here(shared: &Shared) {
+    if chain::runs_actor_code() {
+        return;
+    }
+    let budget = shared.config.budget;
+    let mut backoff = Backoff::new();
+    while !shared.exit_now() {
+        match take(shared) {
+            Some(task) => {
+                let again = {
+                    let _hosted = Hosted::enter();
+                    task.run(budget)
+                };
+                if let Some(task) = again {
+                    shared.injector.push(task);
+                }
+                backoff = Backoff::new();
+            }
+            // An activation is running on another thread of the runtime:
+            // wait for it to finish or to put its actor back.
+            None if !backoff.snooze() => {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+            None => {}
+        }
+    }
+    // Runners waiting for work find the pool gone, and end.
+    if let Some(host) = &shared.host {
+        host.wake_all();
+    }
+}

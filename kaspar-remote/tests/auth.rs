@@ -775,9 +775,12 @@ fn the_node_answers_within_2ms_under_a_flood_of_forged_hellos() {
         s.unauthenticated > 10_000,
         "the flood reached the node: {s:?}"
     );
-    assert!(flooded[0] < Duration::from_millis(2), "p50 {flooded:?}");
-    // (Without the bound on the MACs checked per millisecond, the flood
-    // added about 1.8 ms to the median here.)
+    // Issue 27's 2 ms, as the flood's effect on the median: what the same
+    // machine gives without the flood, plus at most 1 ms. (Without the
+    // bound on the MACs checked per millisecond, the flood added about
+    // 1.8 ms to the median here.) An absolute 2 ms would test the
+    // machine's load, not the node: a CI machine busy with other builds
+    // has measured a quiet median of 3 ms.
     assert!(
         flooded[0] < quiet[0] + Duration::from_millis(1),
         "p50 {flooded:?}, quiet {quiet:?}"

@@ -139,15 +139,44 @@ fn live_timers_arrive_as_messages() {
 
 #[test]
 fn a_journaled_live_run_replays_to_the_same_orders() {
-    let dir = std::env::temp_dir().join(format!("kaspar-journal-{}", std::process::id()));
+    journaled_live_run_replays(false);
+}
+
+/// The same, with the group and the orders actor on the worker pool
+/// (`pooled`): the pool changes which thread serves the group's queue, not
+/// its order, so the journal it writes replays in `Simulation` exactly.
+#[test]
+fn a_pooled_groups_journal_replays_to_the_same_orders() {
+    journaled_live_run_replays(true);
+}
+
+fn journaled_live_run_replays(pooled: bool) {
+    let dir = std::env::temp_dir().join(format!(
+        "kaspar-journal-{}-{}",
+        std::process::id(),
+        if pooled { "pooled" } else { "threads" }
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("live.journal");
 
-    // live: its own thread, the system clock, fed from this thread
+    // live: its own thread (or the pool), the system clock, fed from this
+    // thread
     let system = System::new();
     let (orders, live_sent, _) = orders_actor();
-    let orders = system.spawn(orders).start();
-    let g = system.spawn_group::<Trading>(members(None)).start();
+    let (orders, g) = if pooled {
+        (
+            system.spawn(orders).pooled().start(),
+            system
+                .spawn_group::<Trading>(members(None))
+                .pooled()
+                .start(),
+        )
+    } else {
+        (
+            system.spawn(orders).start(),
+            system.spawn_group::<Trading>(members(None)).start(),
+        )
+    };
     wire(&g, &orders);
     let journal = Journaled::create(&path, &g, Clock::System, route).unwrap();
     for (_, tick) in ticks(3_000, 7) {

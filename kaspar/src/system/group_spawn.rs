@@ -13,8 +13,8 @@ use crate::group::{self, GroupCore, GroupInit, GroupSpec};
 use crate::guard::chain::{self, CyclePolicy};
 use crate::guard::lock::{ActorLock, Pledge};
 use crate::mailbox::{IdleWait, Mailbox, MailboxKind};
+use crate::system::launch::{checked_name, instance_of, placement_of, spawn_thread};
 use crate::system::placement::{Placement, PlacementOutcome};
-use crate::system::spawn::{checked_name, instance_of, placement_of, spawn_thread};
 use crate::system::{Running, System, SystemInner};
 
 /// A group's queue, lock and member cells, before its thread runs.

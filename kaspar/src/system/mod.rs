@@ -11,6 +11,7 @@
 pub(crate) mod console;
 pub(crate) mod ctx_spawn;
 pub(crate) mod group_spawn;
+pub(crate) mod launch;
 #[cfg(feature = "metrics")]
 pub(crate) mod metrics;
 pub(crate) mod placement;

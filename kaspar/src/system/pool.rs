@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crate::base::ids::{ActorId, Target};
 use crate::delivery::sched::{Member, SchedConfig, Shared};
+use crate::system::launch::spawn_thread;
 use crate::system::placement::Placement;
-use crate::system::spawn::spawn_thread;
 use crate::system::{Running, System, SystemInner};
 
 /// How a system's actor pool is sized, placed and scheduled (see

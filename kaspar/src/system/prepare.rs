@@ -11,7 +11,8 @@ use crate::actor::traits::{Actor, ActorConfig};
 use crate::guard::chain;
 use crate::guard::lock::Pledge;
 use crate::mailbox::MailboxKind;
-use crate::system::spawn::{checked_name, name_prepared, vacant_cell, Spawn};
+use crate::system::launch::{checked_name, name_prepared, vacant_cell};
+use crate::system::spawn::Spawn;
 use crate::system::System;
 
 /// An actor's address, handed out before the actor exists.

@@ -1,69 +1,20 @@
-//! The actor spawn builder, and the thread start (shared with groups) that
-//! applies a placement and reports it.
+//! The actor spawn builder: per-actor options, then `start`. How a start
+//! runs the actor (its own thread, or the pool) is `launch`.
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::mpsc;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use crate::actor::addr::Addr;
 use crate::actor::cell::ActorCell;
-use crate::actor::instance::Instance;
 use crate::actor::traits::{Actor, ActorConfig};
-use crate::base::ids::Target;
-use crate::delivery::run_loop::{self, Init, LoopConfig};
+use crate::delivery::run_loop::LoopConfig;
 use crate::failure::supervision::Supervision;
 use crate::guard::chain::CyclePolicy;
-use crate::guard::lock::ActorLock;
-use crate::mailbox::inbox::Inbox;
-use crate::mailbox::{IdleWait, Mailbox, MailboxKind};
+use crate::mailbox::{IdleWait, MailboxKind};
+use crate::system::launch::{checked_name, name_prepared, placement_of};
 use crate::system::placement::{Placement, PlacementOutcome};
-use crate::system::{Done, DoneOnExit, Running, System, SystemInner};
-
-/// A started thread: its handle, its exit flag, and where it reports how
-/// its placement went (before it runs any hook or handler).
-pub(super) struct Spawned {
-    pub(super) thread: JoinHandle<()>,
-    pub(super) done: Arc<Done>,
-    pub(super) placed: mpsc::Receiver<PlacementOutcome>,
-}
-
-/// Spawns an actor or group thread that applies `placement`, reports the
-/// outcome, runs `body`, and reports its exit to `done`.
-pub(super) fn spawn_thread(
-    name: String,
-    placement: Placement,
-    body: impl FnOnce() + Send + 'static,
-) -> Spawned {
-    let done = Arc::new(Done::default());
-    let on_exit = DoneOnExit(Arc::clone(&done));
-    let (report, placed) = mpsc::sync_channel(1);
-    let thread = std::thread::Builder::new()
-        .name(name)
-        .spawn(move || {
-            let _on_exit = on_exit;
-            // The spawner may not wait for the report; that is fine.
-            let _ = report.send(placement.apply_to_current_thread());
-            body();
-        })
-        .expect("kaspar: the OS refused to spawn an actor thread");
-    Spawned {
-        thread,
-        done,
-        placed,
-    }
-}
-
-/// Waits for a thread's placement report.
-pub(super) fn placement_of(placed: &mpsc::Receiver<PlacementOutcome>) -> PlacementOutcome {
-    // The thread sends before anything else; a closed channel means it
-    // died before reporting, and nothing was applied.
-    placed.recv().unwrap_or(PlacementOutcome {
-        affinity: None,
-        priority: None,
-    })
-}
+use crate::system::{System, SystemInner};
 
 /// Makes an actor's state on its thread: moves a given one there, or runs
 /// the user's factory there.
@@ -73,30 +24,30 @@ type Build<A> = Box<dyn FnOnce() -> A + Send>;
 /// [`start`](Spawn::start).
 #[must_use = "the actor runs only once `start` is called"]
 pub struct Spawn<'s, A: Actor> {
-    placement: Placement,
+    pub(super) placement: Placement,
     /// Held, not borrowed, so that a handler can spawn (`Ctx::spawn`).
-    system: Arc<SystemInner>,
-    _system: PhantomData<&'s System>,
-    name: Option<Arc<str>>,
-    build: Build<A>,
+    pub(super) system: Arc<SystemInner>,
+    pub(super) _system: PhantomData<&'s System>,
+    pub(super) name: Option<Arc<str>>,
+    pub(super) build: Build<A>,
     /// The state is built on the actor's thread and must be dropped there.
-    thread_bound: bool,
+    pub(super) thread_bound: bool,
     /// The cell [`System::prepare`] made, whose address is out already.
-    prepared: Option<Arc<ActorCell<A>>>,
-    supervision: Option<Supervision<A>>,
-    mailbox: MailboxKind,
-    policy: CyclePolicy,
-    looping: LoopConfig,
-    latency: bool,
+    pub(super) prepared: Option<Arc<ActorCell<A>>>,
+    pub(super) supervision: Option<Supervision<A>>,
+    pub(super) mailbox: MailboxKind,
+    pub(super) policy: CyclePolicy,
+    pub(super) looping: LoopConfig,
+    pub(super) latency: bool,
     /// Run on the system's pool instead of a thread of its own.
-    pooled: bool,
+    pub(super) pooled: bool,
     /// The mailbox kind was chosen (by the actor's declaration, the
     /// system's configuration or `mailbox`), so `pooled` keeps it.
-    mailbox_chosen: bool,
+    pub(super) mailbox_chosen: bool,
     /// A placement was asked for (which a pooled actor cannot have).
-    placed: bool,
+    pub(super) placed: bool,
     #[cfg(feature = "journal")]
-    flight: Option<crate::delivery::flight::FlightRecorder<A::Msg>>,
+    pub(super) flight: Option<crate::delivery::flight::FlightRecorder<A::Msg>>,
 }
 
 impl<A: Actor> fmt::Debug for Spawn<'_, A> {
@@ -201,7 +152,7 @@ impl<'s, A: Actor> Spawn<'s, A> {
     /// An actor made by [`System::prepare`] can be named here too (or with
     /// [`Prepared::name`](crate::Prepared::name)), as long as it has not
     /// started: its address was out before, so what was made from it until
-    /// now (an error's [`Target`], a dead letter) names it by type and id
+    /// now (an error's [`Target`](crate::Target), a dead letter) names it by type and id
     /// alone; everything from now on, its thread included, names it by
     /// this name.
     ///
@@ -413,185 +364,5 @@ impl<'s, A: Actor> Spawn<'s, A> {
             return self.launch_pooled();
         }
         self.launch().0
-    }
-
-    /// [`start`](Self::start) for a pooled actor: the cell joins the
-    /// system's pool, and its first activation (its state's build and
-    /// `started`, if any, then whatever is queued) is scheduled.
-    #[track_caller]
-    fn launch_pooled(mut self) -> Addr<A> {
-        assert!(
-            !self.placed,
-            "kaspar: a pooled actor runs on the pool's workers; place them with `PoolConfig`, not `Spawn::placement`"
-        );
-        if !self.mailbox_chosen && self.prepared.is_none() {
-            self.mailbox = MailboxKind::POOLED;
-        }
-        let cell = match self.prepared {
-            Some(cell) => cell,
-            None => {
-                let cell = Arc::new(vacant_cell(
-                    &self.system,
-                    self.mailbox,
-                    self.policy,
-                    self.name,
-                ));
-                self.system.observe(&cell);
-                cell
-            }
-        };
-        if self.latency {
-            cell.record_latency();
-        }
-        if let Some(policy) = self.supervision {
-            cell.sup.set(policy);
-        }
-        let build = if A::HAS_STARTED || self.thread_bound {
-            // The first activation takes the lock over before anything
-            // else, as an actor's thread does.
-            cell.lock().hand_over();
-            Some(self.build)
-        } else {
-            let held = cell.hold();
-            cell.fill(&held, (self.build)());
-            None
-        };
-        let addr = Addr::from_cell(Arc::clone(&cell));
-        let init = Init {
-            build,
-            thread_bound: false,
-            #[cfg(feature = "journal")]
-            flight: self.flight,
-        };
-        let (pool, slot) = self
-            .system
-            .pool_member(Arc::clone(&cell) as Arc<dyn crate::delivery::sched::Member>);
-        // After joining: a shutdown that began before has closed the
-        // system first, and its `close_all` either saw this member or this
-        // sees the system closed (as `register` does for a thread).
-        if self.system.closed.load(std::sync::atomic::Ordering::SeqCst) {
-            cell.inbox.close();
-        }
-        crate::delivery::sched::actor::attach(&cell, &pool, slot, self.looping.max_batch, init);
-        addr
-    }
-
-    fn launch(self) -> (Addr<A>, mpsc::Receiver<PlacementOutcome>) {
-        let cell = match self.prepared {
-            // Observed since it was prepared.
-            Some(cell) => cell,
-            None => {
-                let cell = Arc::new(vacant_cell(
-                    &self.system,
-                    self.mailbox,
-                    self.policy,
-                    self.name,
-                ));
-                self.system.observe(&cell);
-                cell
-            }
-        };
-        if self.latency {
-            cell.record_latency();
-        }
-        if let Some(policy) = self.supervision {
-            cell.sup.set(policy);
-        }
-        // A thread-bound actor needs its thread to record itself as home
-        // before anyone enters, even with a state made here.
-        let build = if A::HAS_STARTED || self.thread_bound || A::THREAD_BOUND {
-            // The thread takes the lock over before anything else: no
-            // synchronous caller gets in before the state and `started`.
-            cell.lock().hand_over();
-            Some(self.build)
-        } else {
-            // Nothing runs before the first message: the state goes in
-            // here, and the actor is open to `fast_send` as `start` returns.
-            let held = cell.hold();
-            cell.fill(&held, (self.build)());
-            None
-        };
-        let addr = Addr::from_cell(Arc::clone(&cell));
-        let thread_cell = Arc::clone(&cell);
-        let looping = self.looping;
-        let init = Init {
-            build,
-            thread_bound: self.thread_bound,
-            #[cfg(feature = "journal")]
-            flight: self.flight,
-        };
-        let target = cell.target();
-        let thread = thread_name(&target);
-        self.system.placed(cell.lock(), &thread, None);
-        let spawned = spawn_thread(thread, self.placement, move || {
-            run_loop::run(thread_cell, looping, init)
-        });
-        let close_cell = Arc::clone(&cell);
-        self.system.register(Running {
-            target,
-            close: Box::new(move || close_cell.inbox.close()),
-            thread: spawned.thread,
-            done: spawned.done,
-        });
-        (addr, spawned.placed)
-    }
-}
-
-/// A standalone actor's cell without its state: the address exists, sends
-/// queue up, and the state comes with the actor's thread.
-pub(crate) fn vacant_cell<A: Actor>(
-    system: &Arc<SystemInner>,
-    mailbox: MailboxKind,
-    policy: CyclePolicy,
-    name: Option<Arc<str>>,
-) -> ActorCell<A> {
-    ActorCell::vacant(
-        Arc::new(ActorLock::new(false)),
-        policy,
-        Inbox::Own(Mailbox::new(mailbox)),
-        system.config.clock.clone(),
-        system.dead.clone(),
-        instance_of(system, name),
-    )
-}
-
-/// What a cell of `system` knows of itself: `name`, and a weak handle on
-/// `system` for its handlers' `Ctx::spawn`.
-pub(crate) fn instance_of(system: &Arc<SystemInner>, name: Option<Arc<str>>) -> Instance {
-    let strong: Arc<dyn std::any::Any + Send + Sync> = system.clone();
-    Instance::new(name, Arc::downgrade(&strong))
-}
-
-/// Names the prepared actor `cell` (not started yet) `name`.
-///
-/// # Panics
-///
-/// If it has a name already.
-#[track_caller]
-pub(crate) fn name_prepared<A: Actor>(cell: &ActorCell<A>, name: Arc<str>) {
-    if let Err(had) = cell.instance.set_name(name) {
-        panic!(
-            "kaspar: the prepared actor {} is named {had:?} already; an actor is given one name",
-            <A as ActorConfig>::NAME
-        );
-    }
-}
-
-/// An instance name as given to `name`, checked.
-#[track_caller]
-pub(crate) fn checked_name(name: Arc<str>) -> Arc<str> {
-    assert!(!name.is_empty(), "kaspar: an actor's name cannot be empty");
-    assert!(
-        !name.contains('\0'),
-        "kaspar: an actor's name cannot hold a NUL character (it names a thread): {name:?}"
-    );
-    name
-}
-
-/// `kaspar:` and the instance name, or the type name and id.
-fn thread_name(target: &Target) -> String {
-    match &target.instance {
-        Some(name) => format!("kaspar:{name}"),
-        None => format!("kaspar:{}{:?}", target.name, target.id),
     }
 }

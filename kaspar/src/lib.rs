@@ -202,6 +202,11 @@ pub use system::console::Console;
 #[cfg(feature = "journal")]
 pub use group::journal;
 
+/// A whole actor system under one seeded scheduler, with injected faults
+/// and a trace that replays from its seed (feature `sim`).
+#[cfg(feature = "sim")]
+pub use system::sim;
+
 /// The cross-process identity of a handled message's span (feature
 /// `tracing`).
 #[cfg(feature = "tracing")]

@@ -117,6 +117,11 @@ impl VirtualClock {
         Time(self.0.now.load(Ordering::Acquire))
     }
 
+    /// Its timer queue.
+    pub(crate) fn timers(&self) -> &TimerQueue {
+        &self.0.timers
+    }
+
     /// Moves forward to `t`; never moves back.
     pub fn advance_to(&self, t: Time) {
         self.0.now.fetch_max(t.0, Ordering::AcqRel);

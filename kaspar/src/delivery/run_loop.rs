@@ -264,6 +264,12 @@ fn handle_queued<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Ms
     #[cfg(feature = "tracing")]
     let _span = trace::queued(cell, class);
     let run = catch_unwind(AssertUnwindSafe(|| {
+        // The simulator's view of the step, and its injected panic.
+        #[cfg(feature = "sim")]
+        crate::delivery::sched::sim::handling(
+            || cell.target(),
+            crate::actor::letters::class_name::<A>(&msg),
+        );
         A::dispatch(entered.access(), msg, &mut ctx)
     }));
     if let Err(payload) = run {

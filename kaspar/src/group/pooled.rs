@@ -259,4 +259,9 @@ impl<G: GroupSpec> Runnable for PooledGroup<G> {
         };
         again.then_some(self as Task)
     }
+
+    #[cfg(feature = "sim")]
+    fn target(&self) -> Target {
+        self.group.clone()
+    }
 }

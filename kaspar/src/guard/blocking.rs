@@ -26,7 +26,7 @@ pub(crate) trait BlockingHook {
     /// Whether a wait of `kind` must not block this thread at all (it
     /// runs an async runtime's tasks, which the wait would hold up): the
     /// wait is then refused as a deadlock before it is registered.
-    #[cfg(feature = "tokio")]
+    #[cfg(any(feature = "tokio", feature = "sim"))]
     fn refuses(&self, _kind: crate::guard::deadlock::WaitKind) -> bool {
         false
     }
@@ -42,13 +42,13 @@ pub(crate) fn set_hook(hook: Option<Rc<dyn BlockingHook>>) {
 }
 
 /// Sets the calling thread's hook and returns the one it replaces.
-#[cfg(feature = "tokio")]
+#[cfg(any(feature = "tokio", feature = "sim"))]
 pub(crate) fn replace_hook(hook: Option<Rc<dyn BlockingHook>>) -> Option<Rc<dyn BlockingHook>> {
     HOOK.with(|h| std::mem::replace(&mut *h.borrow_mut(), hook))
 }
 
 /// Whether the calling thread's hook refuses a blocking wait of `kind`.
-#[cfg(feature = "tokio")]
+#[cfg(any(feature = "tokio", feature = "sim"))]
 pub(crate) fn refuses(kind: crate::guard::deadlock::WaitKind) -> bool {
     HOOK.with(|h| h.borrow().as_ref().is_some_and(|h| h.refuses(kind)))
 }

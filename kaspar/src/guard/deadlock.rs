@@ -258,7 +258,7 @@ pub(crate) fn before_wait(
     // actor's activation) must not block on another actor: the actor it
     // waits for may need this very thread to run. Refused as a cycle of
     // one edge, the caller's own (`delivery/sched/tokio.rs`).
-    #[cfg(feature = "tokio")]
+    #[cfg(any(feature = "tokio", feature = "sim"))]
     if blocking::refuses(on.kind) {
         return Err(vec![WaitEdge {
             thread: me,

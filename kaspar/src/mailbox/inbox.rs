@@ -107,6 +107,16 @@ impl<M> Inbox<M> {
         }
     }
 
+    /// Whether a push can find it full and hand the message back (an own
+    /// bounded mailbox that rejects), for the simulator's fault.
+    #[cfg(feature = "sim")]
+    pub(crate) fn rejects_when_full(&self) -> bool {
+        match self {
+            Inbox::Own(mailbox) => mailbox.rejects_when_full(),
+            Inbox::Group { .. } => false,
+        }
+    }
+
     /// The actor's own mailbox; `None` for a group member.
     pub(crate) fn own(&self) -> Option<&Mailbox<M>> {
         match self {

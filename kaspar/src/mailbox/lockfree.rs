@@ -526,6 +526,14 @@ impl<T> Drop for LockFreeMpsc<T> {
     }
 }
 
+#[cfg(feature = "sim")]
+impl<T> LockFreeMpsc<T> {
+    /// What a push to the full ring does.
+    pub(crate) fn when_full(&self) -> WhenFull {
+        self.when_full
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

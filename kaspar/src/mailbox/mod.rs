@@ -150,6 +150,13 @@ pub enum Mailbox<T> {
 }
 
 impl<T> Mailbox<T> {
+    /// Whether a push can find it full and hand the message back: a
+    /// `LockFree` ring with [`WhenFull::Reject`].
+    #[cfg(feature = "sim")]
+    pub(crate) fn rejects_when_full(&self) -> bool {
+        matches!(self, Mailbox::LockFree(q) if q.when_full() == WhenFull::Reject)
+    }
+
     /// A new, open, empty mailbox of the given kind.
     pub fn new(kind: MailboxKind) -> Self {
         match kind {

@@ -284,7 +284,7 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
     /// [`start`](GroupSpawn::start), then waits until the thread has
     /// applied its placement and returns what the OS did with it.
     pub fn start_placed(self) -> (G, PlacementOutcome) {
-        if self.pooled {
+        if self.pooled || self.system.simulated() {
             let nothing = PlacementOutcome {
                 affinity: None,
                 priority: None,
@@ -301,7 +301,8 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
     /// or queued.
     #[track_caller]
     pub fn start(self) -> G {
-        if self.pooled {
+        // In a simulated system every group runs on the simulator's thread.
+        if self.pooled || self.system.simulated() {
             return self.launch_pooled();
         }
         self.launch().0
@@ -310,13 +311,16 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
     /// [`start`](Self::start) for a pooled group.
     #[track_caller]
     fn launch_pooled(mut self) -> G {
+        // The simulator runs everything on its one thread: a thread-bound
+        // group's states never leave it, and a placement means nothing.
+        let simulated = self.system.simulated();
         assert!(
-            !self.init.thread_bound,
+            simulated || !self.init.thread_bound,
             "kaspar: the group {} builds its members on its own thread (`spawn_group_with`), so they may not be `Send`; it cannot run on the pool",
             G::NAME
         );
         assert!(
-            !self.placed,
+            simulated || !self.placed,
             "kaspar: a pooled group runs on the pool's workers; place them with `PoolConfig`, not `GroupSpawn::placement`"
         );
         let Parts { spec, core, lock } = match self.prepared.take() {

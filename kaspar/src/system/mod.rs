@@ -19,6 +19,8 @@ pub(crate) mod pool;
 pub(crate) mod prepare;
 #[cfg(any(feature = "metrics", feature = "console"))]
 pub(crate) mod registry;
+#[cfg(feature = "sim")]
+pub mod sim;
 pub(crate) mod spawn;
 
 use crate::base::sync::{AtomicBool, Ordering};

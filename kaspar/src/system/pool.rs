@@ -37,7 +37,27 @@ pub struct PoolConfig {
     /// threads ([`PoolConfig::tokio`]).
     #[cfg(feature = "tokio")]
     host: Option<TokioHost>,
+    /// The simulator that runs every actor of the system, pooled or not
+    /// ([`crate::sim`]).
+    #[cfg(feature = "sim")]
+    pub(crate) sim: Option<SimHost>,
 }
+
+/// A simulator's ready list as a [`PoolConfig`] holds it (equal when it
+/// is the same one).
+#[cfg(feature = "sim")]
+#[derive(Clone, Debug)]
+pub(crate) struct SimHost(pub(crate) Arc<crate::delivery::sched::sim::Host>);
+
+#[cfg(feature = "sim")]
+impl PartialEq for SimHost {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+#[cfg(feature = "sim")]
+impl Eq for SimHost {}
 
 /// A tokio runtime's handle as a [`PoolConfig`] holds it: two configs
 /// are equal when they name the handle one [`PoolConfig::tokio`] call was
@@ -92,6 +112,8 @@ impl PoolConfig {
             lifo_limit: Self::DEFAULT_LIFO_LIMIT,
             #[cfg(feature = "tokio")]
             host: None,
+            #[cfg(feature = "sim")]
+            sim: None,
         }
     }
 
@@ -199,6 +221,16 @@ impl SystemInner {
             }
         }
         let config = &self.config.pool;
+        #[cfg(feature = "sim")]
+        if let Some(host) = &config.sim {
+            // No threads: the simulator runs every activation.
+            let shared = crate::delivery::sched::sim::start(Arc::clone(&host.0));
+            let slot = shared
+                .join(member)
+                .expect("kaspar: a new pool takes members");
+            *pool = Some(Arc::clone(&shared));
+            return (shared, slot);
+        }
         #[cfg(feature = "tokio")]
         if let Some(host) = &config.host {
             return self.start_tokio_pool(pool, member, host);
@@ -269,6 +301,24 @@ impl SystemInner {
             done: spawned.done,
         });
         (shared, slot)
+    }
+}
+
+impl SystemInner {
+    /// Whether a simulator runs this system's actors (every spawn is then
+    /// a pooled one, on the simulator's thread).
+    #[inline]
+    pub(crate) fn simulated(&self) -> bool {
+        #[cfg(feature = "sim")]
+        return self.config.pool.sim.is_some();
+        #[cfg(not(feature = "sim"))]
+        false
+    }
+
+    /// The simulated system's pool, once an actor has joined it.
+    #[cfg(feature = "sim")]
+    pub(crate) fn sim_pool(&self) -> Option<Arc<Shared>> {
+        self.pool.lock().clone()
     }
 }
 

@@ -338,7 +338,7 @@ impl<'s, A: Actor> Spawn<'s, A> {
     /// [`start`](Spawn::start), then waits until the thread has applied
     /// its placement and returns what the OS did with it.
     pub fn start_placed(self) -> (Addr<A>, PlacementOutcome) {
-        if self.pooled {
+        if self.pooled || self.system.simulated() {
             let addr = self.launch_pooled();
             let nothing = PlacementOutcome {
                 affinity: None,
@@ -360,7 +360,9 @@ impl<'s, A: Actor> Spawn<'s, A> {
     /// If the system is already shut down, the actor starts closed: it runs
     /// its hooks and sends to it return `Closed`.
     pub fn start(self) -> Addr<A> {
-        if self.pooled {
+        // In a simulated system (`kaspar::sim`) every actor runs on the
+        // simulator's one thread, whatever its placement.
+        if self.pooled || self.system.simulated() {
             return self.launch_pooled();
         }
         self.launch().0

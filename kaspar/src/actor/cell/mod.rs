@@ -277,6 +277,11 @@ impl<A: Actor> ActorCell<A> {
     pub(crate) fn push(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
         #[cfg(feature = "tracing")]
         let msg = crate::actor::trace::Traced::new(msg, crate::actor::trace::Via::Queued);
+        // The simulator may find a bounded, rejecting mailbox full here.
+        #[cfg(feature = "sim")]
+        if self.inbox.rejects_when_full() && crate::delivery::sched::sim::full(|| self.target()) {
+            return Err(self.refused(SendError::full(msg)));
+        }
         match self.inbox.push(msg, &|| self.before_room_wait()) {
             Ok(len) => {
                 #[cfg(feature = "console")]

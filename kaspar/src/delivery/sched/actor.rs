@@ -143,6 +143,11 @@ impl<A: Actor> Runnable for ActorCell<A> {
         };
         again.then_some(self as Task)
     }
+
+    #[cfg(feature = "sim")]
+    fn target(&self) -> crate::base::ids::Target {
+        ActorCell::target(self)
+    }
 }
 
 fn hook_of<A: Actor>(cell: &ActorCell<A>) -> Option<&Hook<A>> {

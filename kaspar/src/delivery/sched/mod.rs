@@ -90,6 +90,8 @@ pub(crate) mod idle;
 mod members;
 #[cfg(loom)]
 pub(crate) mod model;
+#[cfg(feature = "sim")]
+pub(crate) mod sim;
 #[cfg(feature = "tokio")]
 pub(crate) mod tokio;
 mod worker;
@@ -115,6 +117,11 @@ pub(crate) trait Runnable: Send + Sync + 'static {
     /// must run again (budget spent with messages left, or a push still
     /// being written), `None` once it is idle or done.
     fn run(self: Arc<Self>, budget: usize) -> Option<Task>;
+
+    /// The actor (or group) it runs, for the simulator's choices and
+    /// trace.
+    #[cfg(feature = "sim")]
+    fn target(&self) -> crate::base::ids::Target;
 }
 
 /// A pooled unit as the pool's member list holds it: the list keeps it
@@ -166,6 +173,10 @@ pub(crate) struct Shared {
     /// of its own threads.
     #[cfg(feature = "tokio")]
     host: Option<self::tokio::Host>,
+    /// The simulator's ready list, for a simulated pool (see the `sim`
+    /// module); `None` otherwise.
+    #[cfg(feature = "sim")]
+    sim: Option<Arc<self::sim::Host>>,
 }
 
 /// A worker thread's body, to be run on a thread the system starts (and
@@ -195,6 +206,8 @@ impl Shared {
             place_spare,
             #[cfg(feature = "tokio")]
             host: None,
+            #[cfg(feature = "sim")]
+            sim: None,
         });
         let bodies = deques
             .into_iter()
@@ -289,6 +302,11 @@ impl Shared {
 
     /// A schedule from outside the pool.
     fn inject(&self, task: Task) {
+        #[cfg(feature = "sim")]
+        if let Some(host) = &self.sim {
+            host.push(task);
+            return;
+        }
         self.injector.push(task);
         #[cfg(feature = "tokio")]
         if let Some(host) = &self.host {

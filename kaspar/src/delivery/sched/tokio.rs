@@ -128,6 +128,8 @@ pub(crate) fn start(config: SchedConfig, handle: &Handle) -> (Arc<Shared>, Worke
         host: Some(Host {
             idle: Mutex::new(Vec::new()),
         }),
+        #[cfg(feature = "sim")]
+        sim: None,
     });
     let runners = match handle.runtime_flavor() {
         RuntimeFlavor::CurrentThread => 1,

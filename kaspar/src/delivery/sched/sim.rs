@@ -1,0 +1,188 @@
+//! The pool's seam for a simulated system (feature `sim`; the simulator
+//! itself is [`crate::sim`]).
+//!
+//! A simulated pool has no worker threads and no injector that anyone
+//! drains by themselves: a schedule (a send that finds a pooled actor idle,
+//! a close) puts the actor's activation on the [`Host`]'s ready list, and
+//! the simulator, on its one thread, picks which ready activation runs
+//! next, under its seed. The activation is the pool's own (`actor.rs`,
+//! `group/pooled.rs`), run with a budget of one message, so a step is one
+//! handled message and the simulator chooses between every two of them.
+//!
+//! The simulator also watches its thread through a [`Watch`]: the run
+//! loop tells it which message it is about to hand to which handler (for
+//! the trace, and so that it can inject a panic there instead), and a send
+//! into a bounded rejecting mailbox asks it whether to find the mailbox
+//! full. Off the simulator's thread, or without the feature, none of this
+//! exists.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crossbeam_deque::Injector;
+
+use super::idle::Idle;
+use super::members::Members;
+use super::{SchedConfig, Shared, Task};
+use crate::base::ids::Target;
+use crate::base::sync::{AtomicBool, AtomicUsize, Mutex};
+use crate::guard::blocking::{self, BlockingHook};
+use crate::guard::deadlock::WaitKind;
+
+/// The ready list of a simulated pool: activations scheduled and not yet
+/// run, in the order they were scheduled.
+#[derive(Default)]
+pub(crate) struct Host {
+    ready: Mutex<Vec<Task>>,
+}
+
+impl std::fmt::Debug for Host {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Host")
+            .field("ready", &self.ready.lock().len())
+            .finish()
+    }
+}
+
+impl Host {
+    pub(crate) fn new() -> Self {
+        Host::default()
+    }
+
+    /// A schedule: the activation joins the ready list.
+    pub(super) fn push(&self, task: Task) {
+        self.ready.lock().push(task);
+    }
+
+    /// How many activations are ready.
+    pub(crate) fn len(&self) -> usize {
+        self.ready.lock().len()
+    }
+
+    /// Who each ready activation runs, in list order, into `out`.
+    pub(crate) fn targets(&self, out: &mut Vec<Target>) {
+        out.clear();
+        out.extend(self.ready.lock().iter().map(|t| t.target()));
+    }
+
+    /// Takes ready activation `i` off the list (the list keeps the
+    /// others' order).
+    pub(crate) fn take(&self, i: usize) -> Task {
+        self.ready.lock().remove(i)
+    }
+
+    /// Runs `task` for one message (or its start, or its stop) on the
+    /// calling thread; a task with more to do goes back on the list, at
+    /// its end.
+    pub(crate) fn run(&self, task: Task) {
+        if let Some(again) = task.run(1) {
+            self.push(again);
+        }
+    }
+}
+
+/// A pool whose activations the simulator runs: no threads.
+/// A simulated pool runs one message per activation, so that every
+/// handled message is a step the simulator chose.
+pub(crate) fn start(host: Arc<Host>) -> Arc<Shared> {
+    Arc::new(Shared {
+        config: SchedConfig {
+            workers: 0,
+            budget: 1,
+            lifo_limit: 0,
+        },
+        injector: Injector::new(),
+        stealers: Vec::new(),
+        idle: Idle::new(),
+        live: AtomicUsize::new(0),
+        closing: AtomicBool::new(false),
+        members: Mutex::new(Members::default()),
+        threads: AtomicUsize::new(0),
+        blocked: AtomicUsize::new(0),
+        spares: Mutex::new(Vec::new()),
+        place_spare: Box::new(|| {}),
+        #[cfg(feature = "tokio")]
+        host: None,
+        sim: Some(host),
+    })
+}
+
+/// What the simulator is told on its thread, and decides there.
+pub(crate) trait Watch {
+    /// `target`'s handler for `class` is about to run for a dequeued
+    /// message; `true` makes it panic instead (an injected fault: the
+    /// message is consumed, supervision acts, as for any panic).
+    fn handling(&self, target: &Target, class: &'static str) -> bool;
+    /// A send into `target`'s bounded mailbox that rejects when full;
+    /// `true` finds it full (the message comes back in `SendError::Full`).
+    fn full(&self, target: &Target) -> bool;
+}
+
+thread_local! {
+    static WATCH: RefCell<Option<Rc<dyn Watch>>> = const { RefCell::new(None) };
+}
+
+/// The message a injected panic carries.
+pub(crate) const INJECTED: &str = "kaspar::sim: injected panic";
+
+/// While alive, the calling thread is the simulator's: it is watched by
+/// `watch`, and no wait on it may block (the one thread would wait for
+/// itself).
+pub(crate) struct Scope {
+    watch: Option<Rc<dyn Watch>>,
+    hook: Option<Rc<dyn BlockingHook>>,
+}
+
+impl Scope {
+    pub(crate) fn enter(watch: Rc<dyn Watch>) -> Scope {
+        let watch = WATCH.with(|w| w.borrow_mut().replace(watch));
+        let hook = blocking::replace_hook(Some(Rc::new(NoBlocking)));
+        Scope { watch, hook }
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        WATCH.with(|w| *w.borrow_mut() = self.watch.take());
+        blocking::replace_hook(self.hook.take());
+    }
+}
+
+/// The simulator's thread refuses every blocking wait: whatever it would
+/// wait for can only happen on this same thread.
+struct NoBlocking;
+
+impl BlockingHook for NoBlocking {
+    fn enter(&self) {}
+
+    fn exit(&self) {}
+
+    fn refuses(&self, _kind: WaitKind) -> bool {
+        true
+    }
+}
+
+/// From the run loop, before a dequeued message's handler: tells the
+/// watch, and panics in the handler's place if it says so. Nothing off
+/// the simulator's thread.
+#[inline]
+pub(crate) fn handling(target: impl FnOnce() -> Target, class: &'static str) {
+    let inject = WATCH.with(|w| match &*w.borrow() {
+        Some(w) => w.handling(&target(), class),
+        None => false,
+    });
+    if inject {
+        std::panic::panic_any(INJECTED);
+    }
+}
+
+/// From a send into a bounded mailbox that rejects when full: whether the
+/// simulator finds it full now.
+#[inline]
+pub(crate) fn full(target: impl FnOnce() -> Target) -> bool {
+    WATCH.with(|w| match &*w.borrow() {
+        Some(w) => w.full(&target()),
+        None => false,
+    })
+}

@@ -1,0 +1,319 @@
+//! `kaspar::sim`: a whole system, whatever its placement, on the test's
+//! thread under one seeded scheduler; the same seed gives the same trace;
+//! faults are injected where the seed says; blocking waits are refused.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::ThreadId;
+use std::time::Duration;
+
+use kaspar::prelude::*;
+use kaspar::sim::{self, Check, Faults, Sim, SimConfig, Strategy, What};
+use kaspar::{AskError, MailboxKind, Placement, SendError, Supervision, Time};
+
+pub struct Add(pub u64);
+pub struct Total;
+pub struct WhereAmI;
+
+#[actor]
+pub struct Sum {
+    total: u64,
+}
+
+#[actor]
+impl Sum {
+    #[handler(Add)]
+    fn add(&mut self, a: Add, _ctx: &mut Ctx<Self>) {
+        self.total += a.0;
+    }
+
+    #[handler(Total)]
+    fn total(&mut self, _t: Total, _ctx: &mut Ctx<Self>) -> u64 {
+        self.total
+    }
+
+    #[handler(WhereAmI)]
+    fn where_am_i(&mut self, _w: WhereAmI, _ctx: &mut Ctx<Self>) -> ThreadId {
+        std::thread::current().id()
+    }
+}
+
+/// The system every determinism test drives: two adders and a reader.
+fn adders(sim: &mut Sim) -> Addr<Sum> {
+    let sum = sim.system().spawn(Sum { total: 0 }).start();
+    for c in 0..2u64 {
+        let sum = sum.clone();
+        sim.client(&format!("adder{c}"), async move {
+            for i in 0..5 {
+                sum.send(Add(c * 100 + i)).unwrap();
+                if sim::random() % 2 == 0 {
+                    sim::yield_now().await;
+                }
+            }
+        });
+    }
+    let read = sum.clone();
+    sim.client("reader", async move {
+        let seen = read.ask(Total).unwrap().await.unwrap();
+        assert!(seen <= 520);
+    });
+    sum
+}
+
+#[test]
+fn every_message_is_handled_once_and_the_run_settles() {
+    let mut sim = Sim::new(SimConfig::seed(1));
+    let sum = adders(&mut sim);
+    let settled = sim.run();
+    assert!(settled.stuck.is_empty(), "{settled:?}");
+    assert_eq!(sum.fast_send(Total).unwrap(), 520);
+    // 10 adds and the reader's ask, handled as queued messages.
+    assert_eq!(sim.handled(), 11);
+    assert_eq!(sim.trace().handled(), 11);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_trace_byte_for_byte() {
+    let trace = |seed, strategy| {
+        let mut sim = Sim::new(SimConfig::seed(seed).strategy(strategy));
+        adders(&mut sim);
+        sim.run();
+        sim.trace().to_string()
+    };
+    for strategy in [Strategy::Random, Strategy::PCT] {
+        let mut distinct = std::collections::HashSet::new();
+        for seed in 0..20 {
+            let first = trace(seed, strategy);
+            assert_eq!(first, trace(seed, strategy), "seed {seed} {strategy:?}");
+            distinct.insert(first);
+        }
+        // The seeds do choose: twenty seeds give more than one order.
+        assert!(distinct.len() > 1, "{strategy:?}: one order for every seed");
+    }
+}
+
+#[group]
+pub struct Pair {
+    pub left: Addr<Sum>,
+    pub right: Addr<Sum>,
+}
+
+#[test]
+fn every_placement_runs_on_the_simulators_thread_without_threads() {
+    let mut sim = Sim::new(SimConfig::seed(3));
+    let system = sim.system();
+    let own = system.spawn(Sum { total: 0 }).start();
+    let pinned = system
+        .spawn(Sum { total: 0 })
+        .placement(Placement::new().pin(0))
+        .start();
+    let pooled = system.spawn(Sum { total: 0 }).pooled().start();
+    let group = system
+        .spawn_group::<Pair>((Sum { total: 0 }, Sum { total: 0 }))
+        .start();
+    let me = std::thread::current().id();
+    let seen = Arc::new(AtomicU64::new(0));
+    for (name, addr) in [
+        ("own", own),
+        ("pinned", pinned),
+        ("pooled", pooled),
+        ("left", group.left.clone()),
+        ("right", group.right.clone()),
+    ] {
+        let seen = Arc::clone(&seen);
+        sim.client(name, async move {
+            addr.send(Add(1)).unwrap();
+            let there = addr.ask(WhereAmI).unwrap().await.unwrap();
+            assert_eq!(there, me);
+            seen.fetch_add(1, Ordering::Relaxed);
+        });
+    }
+    assert!(sim.run().stuck.is_empty());
+    assert_eq!(seen.load(Ordering::Relaxed), 5);
+    assert_eq!(sim.system().pool_threads(), 0);
+}
+
+#[derive(Clone)]
+pub struct Tick;
+
+#[actor]
+pub struct Ticker {
+    at: Arc<parking_lot::Mutex<Vec<Time>>>,
+}
+
+#[actor]
+impl Ticker {
+    #[started]
+    fn up(&mut self, ctx: &mut Ctx<Self>) {
+        self.at.lock().push(ctx.now());
+        ctx.schedule_every(Duration::from_millis(10), Tick);
+    }
+
+    #[handler(Tick)]
+    fn tick(&mut self, _t: Tick, ctx: &mut Ctx<Self>) {
+        let mut at = self.at.lock();
+        at.push(ctx.now());
+        if at.len() == 6 {
+            ctx.stop();
+        }
+    }
+}
+
+#[test]
+fn timers_fire_on_virtual_time_and_jitter_makes_them_late() {
+    // How late each of five ticks is, after the start, against 10 ms apart.
+    let lateness = |faults: Faults| {
+        let mut sim = Sim::new(SimConfig::seed(9).faults(faults));
+        let at = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let t = sim
+            .system()
+            .spawn(Ticker {
+                at: Arc::clone(&at),
+            })
+            .start();
+        sim.run();
+        assert!(t.is_stopped(), "the ticker stops after five ticks");
+        let at = at.lock();
+        assert_eq!(at.len(), 6);
+        (1..6)
+            .map(|i| {
+                let nominal = at[0].saturating_add(Duration::from_millis(10 * i as u64));
+                at[i].saturating_duration_since(nominal)
+            })
+            .collect::<Vec<_>>()
+    };
+    // On time: each tick is handled within a few steps (a microsecond of
+    // virtual time each) of its due time.
+    for late in lateness(Faults::none()) {
+        assert!(late < Duration::from_micros(10), "{late:?}");
+    }
+    let jittered = lateness(Faults::none().timer_jitter(Duration::from_millis(2)));
+    assert!(
+        jittered.iter().any(|&l| l > Duration::from_micros(10)),
+        "{jittered:?}"
+    );
+    assert!(
+        jittered.iter().all(|&l| l < Duration::from_millis(12)),
+        "{jittered:?}"
+    );
+}
+
+pub struct Boom;
+
+#[actor]
+pub struct Counter {
+    n: u64,
+}
+
+#[actor]
+impl Counter {
+    #[handler(Add)]
+    fn add(&mut self, a: Add, _ctx: &mut Ctx<Self>) {
+        self.n += a.0;
+    }
+
+    #[handler(Total)]
+    fn total(&mut self, _t: Total, _ctx: &mut Ctx<Self>) -> u64 {
+        self.n
+    }
+}
+
+#[test]
+fn an_injected_panic_is_supervised_as_a_live_one() {
+    let mut sim = Sim::new(SimConfig::seed(5).faults(Faults::none().panic_at(2)));
+    let c = sim
+        .system()
+        .spawn(Counter { n: 0 })
+        .supervise(Supervision::restart(|| Counter { n: 1000 }))
+        .start();
+    let c2 = c.clone();
+    sim.client("sender", async move {
+        for _ in 0..5 {
+            c2.send(Add(1)).unwrap();
+        }
+    });
+    sim.run();
+    // The third message panicked: the state was rebuilt (1000) and the two
+    // after it were handled.
+    assert_eq!(c.fast_send(Total).unwrap(), 1002);
+    assert_eq!(c.stats().panics, 1);
+    assert_eq!(sim.injected(), 1);
+    let trace = sim.trace();
+    let panics: Vec<_> = trace
+        .events()
+        .iter()
+        .filter(|e| matches!(e.what, What::InjectedPanic { .. }))
+        .collect();
+    assert_eq!(panics.len(), 1);
+}
+
+#[test]
+fn an_injected_full_mailbox_hands_the_message_back() {
+    let mut sim = Sim::new(SimConfig::seed(2).faults(Faults::none().full(1_000_000)));
+    let bounded = sim
+        .system()
+        .spawn(Counter { n: 0 })
+        .mailbox(MailboxKind::lock_free(8))
+        .start();
+    let unbounded = sim.system().spawn(Counter { n: 0 }).start();
+    let (b, u) = (bounded.clone(), unbounded.clone());
+    sim.client("sender", async move {
+        match b.send(Add(7)) {
+            Err(SendError::Full { msg, .. }) => assert_eq!(msg.0, 7),
+            other => panic!("expected Full, got {other:?}"),
+        }
+        // An unbounded mailbox cannot be full: no fault there.
+        u.send(Add(1)).unwrap();
+    });
+    assert!(sim.run().stuck.is_empty());
+    assert_eq!(bounded.fast_send(Total).unwrap(), 0);
+    assert_eq!(unbounded.fast_send(Total).unwrap(), 1);
+}
+
+pub struct AskOther(pub Addr<Counter>);
+
+#[actor]
+pub struct Waiter;
+
+#[actor]
+impl Waiter {
+    #[handler(AskOther)]
+    fn ask_other(&mut self, a: AskOther, _ctx: &mut Ctx<Self>) -> bool {
+        matches!(
+            a.0.ask(Total).unwrap().wait(),
+            Err(AskError::Deadlock { .. })
+        )
+    }
+}
+
+#[test]
+fn a_blocking_wait_is_refused_on_the_simulators_thread() {
+    let mut sim = Sim::new(SimConfig::seed(4));
+    let c = sim.system().spawn(Counter { n: 0 }).start();
+    let w = sim.system().spawn(Waiter).start();
+    let refused = Arc::new(AtomicU64::new(0));
+    let r = Arc::clone(&refused);
+    sim.client("asker", async move {
+        if w.ask(AskOther(c.clone())).unwrap().await.unwrap() {
+            r.fetch_add(1, Ordering::Relaxed);
+        }
+        // From a client too: a wait would hold up the only thread.
+        assert!(matches!(
+            c.ask(Total).unwrap().wait(),
+            Err(AskError::Deadlock { .. })
+        ));
+    });
+    assert!(sim.run().stuck.is_empty());
+    assert_eq!(refused.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn check_passes_a_correct_system_over_many_seeds() {
+    let passed = sim::check(Check::seeds(0..200).strategy(Strategy::PCT), |sim| {
+        let sum = adders(sim);
+        assert!(sim.run().stuck.is_empty());
+        assert_eq!(sum.fast_send(Total).unwrap(), 520);
+    });
+    assert_eq!(passed.seeds, 200);
+    assert_eq!(passed.handled, 200 * 11);
+}

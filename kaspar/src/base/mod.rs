@@ -12,6 +12,8 @@ pub(crate) mod clock;
 pub(crate) mod ids;
 pub(crate) mod latency;
 pub(crate) mod quiet;
+#[cfg(feature = "sim")]
+pub(crate) mod sim_watch;
 pub(crate) mod stats;
 pub(crate) mod sync;
 pub(crate) mod timer;

@@ -266,7 +266,7 @@ fn handle_queued<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Ms
     let run = catch_unwind(AssertUnwindSafe(|| {
         // The simulator's view of the step, and its injected panic.
         #[cfg(feature = "sim")]
-        crate::delivery::sched::sim::handling(
+        crate::base::sim_watch::handling(
             || cell.target(),
             crate::actor::letters::class_name::<A>(&msg),
         );

@@ -279,7 +279,7 @@ impl<A: Actor> ActorCell<A> {
         let msg = crate::actor::trace::Traced::new(msg, crate::actor::trace::Via::Queued);
         // The simulator may find a bounded, rejecting mailbox full here.
         #[cfg(feature = "sim")]
-        if self.inbox.rejects_when_full() && crate::delivery::sched::sim::full(|| self.target()) {
+        if self.inbox.rejects_when_full() && crate::base::sim_watch::full(|| self.target()) {
             return Err(self.refused(SendError::full(msg)));
         }
         match self.inbox.push(msg, &|| self.before_room_wait()) {

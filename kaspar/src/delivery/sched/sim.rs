@@ -9,14 +9,9 @@
 //! `group/pooled.rs`), run with a budget of one message, so a step is one
 //! handled message and the simulator chooses between every two of them.
 //!
-//! The simulator also watches its thread through a [`Watch`]: the run
-//! loop tells it which message it is about to hand to which handler (for
-//! the trace, and so that it can inject a panic there instead), and a send
-//! into a bounded rejecting mailbox asks it whether to find the mailbox
-//! full. Off the simulator's thread, or without the feature, none of this
-//! exists.
+//! A [`Scope`] makes the calling thread the simulator's: watched (see
+//! `base/sim_watch.rs`), and with every blocking wait refused.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -26,6 +21,7 @@ use super::idle::Idle;
 use super::members::Members;
 use super::{SchedConfig, Shared, Task};
 use crate::base::ids::Target;
+use crate::base::sim_watch::{self, Watch};
 use crate::base::sync::{AtomicBool, AtomicUsize, Mutex};
 use crate::guard::blocking::{self, BlockingHook};
 use crate::guard::deadlock::WaitKind;
@@ -108,24 +104,6 @@ pub(crate) fn start(host: Arc<Host>) -> Arc<Shared> {
     })
 }
 
-/// What the simulator is told on its thread, and decides there.
-pub(crate) trait Watch {
-    /// `target`'s handler for `class` is about to run for a dequeued
-    /// message; `true` makes it panic instead (an injected fault: the
-    /// message is consumed, supervision acts, as for any panic).
-    fn handling(&self, target: &Target, class: &'static str) -> bool;
-    /// A send into `target`'s bounded mailbox that rejects when full;
-    /// `true` finds it full (the message comes back in `SendError::Full`).
-    fn full(&self, target: &Target) -> bool;
-}
-
-thread_local! {
-    static WATCH: RefCell<Option<Rc<dyn Watch>>> = const { RefCell::new(None) };
-}
-
-/// The message a injected panic carries.
-pub(crate) const INJECTED: &str = "kaspar::sim: injected panic";
-
 /// While alive, the calling thread is the simulator's: it is watched by
 /// `watch`, and no wait on it may block (the one thread would wait for
 /// itself).
@@ -136,7 +114,7 @@ pub(crate) struct Scope {
 
 impl Scope {
     pub(crate) fn enter(watch: Rc<dyn Watch>) -> Scope {
-        let watch = WATCH.with(|w| w.borrow_mut().replace(watch));
+        let watch = sim_watch::replace(Some(watch));
         let hook = blocking::replace_hook(Some(Rc::new(NoBlocking)));
         Scope { watch, hook }
     }
@@ -144,7 +122,7 @@ impl Scope {
 
 impl Drop for Scope {
     fn drop(&mut self) {
-        WATCH.with(|w| *w.borrow_mut() = self.watch.take());
+        sim_watch::replace(self.watch.take());
         blocking::replace_hook(self.hook.take());
     }
 }
@@ -161,28 +139,4 @@ impl BlockingHook for NoBlocking {
     fn refuses(&self, _kind: WaitKind) -> bool {
         true
     }
-}
-
-/// From the run loop, before a dequeued message's handler: tells the
-/// watch, and panics in the handler's place if it says so. Nothing off
-/// the simulator's thread.
-#[inline]
-pub(crate) fn handling(target: impl FnOnce() -> Target, class: &'static str) {
-    let inject = WATCH.with(|w| match &*w.borrow() {
-        Some(w) => w.handling(&target(), class),
-        None => false,
-    });
-    if inject {
-        std::panic::panic_any(INJECTED);
-    }
-}
-
-/// From a send into a bounded mailbox that rejects when full: whether the
-/// simulator finds it full now.
-#[inline]
-pub(crate) fn full(target: impl FnOnce() -> Target) -> bool {
-    WATCH.with(|w| match &*w.borrow() {
-        Some(w) => w.full(&target()),
-        None => false,
-    })
 }

@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Once;
 
 use super::{Sim, SimConfig, Strategy, Trace};
-use crate::delivery::sched::sim::INJECTED;
+use crate::base::sim_watch::INJECTED;
 
 /// The environment variable that replays one seed: `check` then runs only
 /// that seed, and prints its trace whether it fails or not.

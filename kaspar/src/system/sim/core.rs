@@ -12,7 +12,7 @@ use super::rng::Rng;
 use super::trace::{Event, Trace, What};
 use crate::base::clock::VirtualClock;
 use crate::base::ids::Target;
-use crate::delivery::sched::sim::Watch;
+use crate::base::sim_watch::Watch;
 
 pub(crate) struct Core {
     pub(crate) clock: VirtualClock,

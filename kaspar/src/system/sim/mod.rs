@@ -70,7 +70,8 @@ use self::pick::{Chain, Picker};
 use self::rng::Rng;
 use crate::base::clock::{Clock, Time, VirtualClock};
 use crate::base::ids::Target;
-use crate::delivery::sched::sim::{Host, Scope, Watch};
+use crate::base::sim_watch::Watch;
+use crate::delivery::sched::sim::{Host, Scope};
 use crate::system::pool::SimHost;
 use crate::system::{System, SystemConfig};
 

@@ -150,6 +150,7 @@ pub struct Sim {
     targets: Vec<Target>,
     woken: Vec<u32>,
     ready: Vec<Chain>,
+    sources: Vec<(Arc<str>, Box<dyn Source>)>,
 }
 
 impl fmt::Debug for Sim {
@@ -161,6 +162,24 @@ impl fmt::Debug for Sim {
             .field("now", &self.now())
             .finish()
     }
+}
+
+/// Something besides actors, clients and timers that a simulated run
+/// steps, as one more chain of ready steps: a simulated network between
+/// nodes (kaspar-remote's simulated transport), say. Its steps run on the
+/// simulator's thread inside the run, so [`random`] and [`now`] work in
+/// them, and what they send to actors is scheduled as any send is.
+pub trait Source {
+    /// Its name, for the trace.
+    fn name(&self) -> &str;
+    /// Whether it has a step to run at virtual time `now`.
+    fn ready(&mut self, now: Time) -> bool;
+    /// Runs one step; returns what it did, for the trace.
+    fn step(&mut self, now: Time) -> String;
+    /// When it will next have a step if nothing else happens (a delayed
+    /// frame's arrival); virtual time jumps there when nothing else is
+    /// ready.
+    fn next_due(&self) -> Option<Time>;
 }
 
 /// How a [`Sim::run`] ended.
@@ -208,6 +227,7 @@ impl Sim {
             targets: Vec::new(),
             woken: Vec::new(),
             ready: Vec::new(),
+            sources: Vec::new(),
         }
     }
 
@@ -251,6 +271,12 @@ impl Sim {
     /// seed chooses.
     pub fn client(&mut self, name: &str, task: impl Future<Output = ()> + 'static) {
         self.clients.add(name, Box::pin(task));
+    }
+
+    /// Adds a [`Source`] of steps.
+    pub fn source(&mut self, source: Box<dyn Source>) {
+        let name: Arc<str> = source.name().into();
+        self.sources.push((name, source));
     }
 
     /// Runs steps until nothing is ready and no timer or sleeping client
@@ -314,6 +340,11 @@ impl Sim {
             if timer_due {
                 self.ready.push(Chain::Timers);
             }
+            for (n, (_, source)) in self.sources.iter_mut().enumerate() {
+                if source.ready(now) {
+                    self.ready.push(Chain::Source(n as u32));
+                }
+            }
             if self.ready.is_empty() {
                 if !self.idle_until_next() {
                     return false;
@@ -334,6 +365,12 @@ impl Sim {
                 Chain::Timers => {
                     self.core.record(What::Timer);
                     self.core.clock.timers().fire_next(now);
+                }
+                Chain::Source(n) => {
+                    let (name, source) = &mut self.sources[n as usize];
+                    let did = source.step(now);
+                    let name = Arc::clone(name);
+                    self.core.record(What::Source { name, did });
                 }
             }
             self.steps += 1;
@@ -357,8 +394,14 @@ impl Sim {
     /// is none.
     fn idle_until_next(&mut self) -> bool {
         let timer = self.core.clock.timers().next_due();
-        let sleeper = self.core.sleepers.borrow().next_due();
-        let until = match (timer, sleeper) {
+        let other = self
+            .sources
+            .iter()
+            .filter_map(|(_, s)| s.next_due())
+            .filter(|&t| t > self.core.clock.now())
+            .chain(self.core.sleepers.borrow().next_due())
+            .min();
+        let until = match (timer, other) {
             (None, None) => return false,
             (Some(t), None) => self.jittered(t),
             (None, Some(s)) => s,

@@ -54,6 +54,8 @@ pub(crate) enum Chain {
     Actor(u32),
     /// A simulated client.
     Client(u32),
+    /// A [`Source`](super::Source), by the order it was added.
+    Source(u32),
     /// The timers (one chain: they fire in due order).
     Timers,
 }

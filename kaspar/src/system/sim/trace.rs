@@ -42,6 +42,13 @@ pub enum What {
     },
     /// A timer fired.
     Timer,
+    /// A [`Source`](super::Source) ran a step.
+    Source {
+        /// Its name.
+        name: Arc<str>,
+        /// What it says it did.
+        did: String,
+    },
     /// An injected fault: the handler about to run for this message
     /// panicked instead.
     InjectedPanic {
@@ -167,6 +174,7 @@ impl Trace {
             What::Handled { actor, class } => format!("{} handles {class}", self.name(*actor)),
             What::Client { client, name } => format!("client {name}#{client} runs"),
             What::Timer => "a timer fires".to_owned(),
+            What::Source { name, did } => format!("{name}: {did}"),
             What::InjectedPanic { actor, class } => {
                 format!(
                     "{} panics on {class}  [fault: injected panic]",

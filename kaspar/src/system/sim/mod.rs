@@ -241,6 +241,13 @@ impl Sim {
         self.config.seed
     }
 
+    /// The run's virtual clock (what [`Ctx::now`](crate::Ctx::now) reads),
+    /// for code outside the system that must keep the run's time: a
+    /// simulated transport's delays and liveness, say.
+    pub fn clock(&self) -> &VirtualClock {
+        &self.core.clock
+    }
+
     /// The virtual time now.
     pub fn now(&self) -> Time {
         self.core.clock.now()

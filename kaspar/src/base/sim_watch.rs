@@ -14,10 +14,12 @@ use crate::base::ids::Target;
 
 /// What the simulator is told on its thread, and decides there.
 pub(crate) trait Watch {
-    /// `target`'s handler for `class` is about to run for a dequeued
-    /// message; `true` makes it panic instead (an injected fault: the
-    /// message is consumed, supervision acts, as for any panic).
-    fn handling(&self, target: &Target, class: &'static str) -> bool;
+    /// `target`'s handler for `class` is about to run, for a dequeued
+    /// message or (`inline`) a synchronous delivery; `true` makes it
+    /// panic instead (an injected fault: the message is consumed and
+    /// supervision acts, as for any panic; a synchronous caller gets
+    /// `Panicked`).
+    fn handling(&self, target: &Target, class: &'static str, inline: bool) -> bool;
     /// A send into `target`'s bounded mailbox that rejects when full;
     /// `true` finds it full (the message comes back in `SendError::Full`).
     fn full(&self, target: &Target) -> bool;
@@ -35,12 +37,13 @@ pub(crate) fn replace(watch: Option<Rc<dyn Watch>>) -> Option<Rc<dyn Watch>> {
     WATCH.with(|w| std::mem::replace(&mut *w.borrow_mut(), watch))
 }
 
-/// From the run loop, before a dequeued message's handler: tells the
-/// watch, and panics in the handler's place if it says so.
+/// Before a handler runs (from the run loop, or inline from a synchronous
+/// delivery): tells the watch, and panics in the handler's place if it
+/// says so.
 #[inline]
-pub(crate) fn handling(target: impl FnOnce() -> Target, class: &'static str) {
+pub(crate) fn handling(target: impl FnOnce() -> Target, class: &'static str, inline: bool) {
     let inject = WATCH.with(|w| match &*w.borrow() {
-        Some(w) => w.handling(&target(), class),
+        Some(w) => w.handling(&target(), class, inline),
         None => false,
     });
     if inject {

@@ -191,6 +191,8 @@ impl<A: Actor> Call<'_, A> {
                 #[cfg(feature = "tracing")]
                 let _span = crate::actor::trace::inline(cell, class, entering);
                 let run = catch_unwind(AssertUnwindSafe(|| {
+                    #[cfg(feature = "sim")]
+                    sim_handling::<A, M>(cell);
                     <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
                 }));
                 // Counted after the handler (still under the lock), so a
@@ -252,6 +254,8 @@ impl<A: Actor> Call<'_, A> {
                 #[cfg(feature = "tracing")]
                 let _span = crate::actor::trace::inline(cell, class, entering);
                 let run = catch_unwind(AssertUnwindSafe(|| {
+                    #[cfg(feature = "sim")]
+                    sim_handling::<A, M>(cell);
                     <A as Handler<M>>::handle(entered.access(), msg, &mut ctx)
                 }));
                 match run {
@@ -269,6 +273,18 @@ impl<A: Actor> Call<'_, A> {
             Err(failed) => Err(slot.take(failed)),
         }
     }
+}
+
+/// Tells the simulator's watch (feature `sim`) that `A`'s handler for `M`
+/// runs inline, and panics in its place if the watch says so.
+#[cfg(feature = "sim")]
+#[inline]
+fn sim_handling<A: Handler<M>, M>(cell: &ActorCell<A>) {
+    crate::base::sim_watch::handling(
+        || cell.target(),
+        crate::actor::letters::class_of_handler::<A, M>(),
+        true,
+    );
 }
 
 /// Where a failed synchronous delivery leaves its error, or a refused

@@ -269,6 +269,7 @@ fn handle_queued<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Ms
         crate::base::sim_watch::handling(
             || cell.target(),
             crate::actor::letters::class_name::<A>(&msg),
+            false,
         );
         A::dispatch(entered.access(), msg, &mut ctx)
     }));

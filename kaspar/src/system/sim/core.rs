@@ -68,7 +68,7 @@ impl Drop for Entered {
 }
 
 impl Watch for Core {
-    fn handling(&self, target: &Target, class: &'static str) -> bool {
+    fn handling(&self, target: &Target, class: &'static str, inline: bool) -> bool {
         let n = self.handled.get();
         self.handled.set(n + 1);
         let inject = self.faults.panic_at == Some(n)
@@ -76,9 +76,17 @@ impl Watch for Core {
         let actor = self.trace.borrow_mut().actor(target);
         if inject {
             self.injected.set(self.injected.get() + 1);
-            self.record(What::InjectedPanic { actor, class });
+            self.record(What::InjectedPanic {
+                actor,
+                class,
+                inline,
+            });
         } else {
-            self.record(What::Handled { actor, class });
+            self.record(What::Handled {
+                actor,
+                class,
+                inline,
+            });
         }
         inject
     }

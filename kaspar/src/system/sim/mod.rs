@@ -22,7 +22,7 @@
 //! full mailboxes and late timers at steps the seed chooses. A run records
 //! a [`Trace`]: the same seed gives the same trace, byte for byte.
 //!
-//! [`check`] runs a test body over a range of seeds, stops at the first
+//! [`check()`] runs a test body over a range of seeds, stops at the first
 //! failure and prints its seed, its trace and how to replay it
 //! (`KASPAR_SEED=<seed>`).
 //!

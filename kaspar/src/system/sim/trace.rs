@@ -25,13 +25,15 @@ pub struct Event {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum What {
-    /// An actor's handler ran for a dequeued message (`actor` indexes
-    /// [`Trace::actors`]).
+    /// An actor's handler ran (`actor` indexes [`Trace::actors`]).
     Handled {
         /// The actor.
         actor: u32,
         /// The message class.
         class: &'static str,
+        /// Run inline by a synchronous delivery (`fast_send` and its
+        /// family), not for a dequeued message.
+        inline: bool,
     },
     /// A simulated client's task ran until it waited again (or finished).
     Client {
@@ -56,6 +58,8 @@ pub enum What {
         actor: u32,
         /// The message class.
         class: &'static str,
+        /// Inline, for a synchronous delivery.
+        inline: bool,
     },
     /// An injected fault: a send found this actor's bounded mailbox full.
     InjectedFull {
@@ -171,16 +175,23 @@ impl Trace {
             t % 1_000_000_000
         );
         let body = match &e.what {
-            What::Handled { actor, class } => format!("{} handles {class}", self.name(*actor)),
+            What::Handled {
+                actor,
+                class,
+                inline,
+            } => format!("{} handles {class}{}", self.name(*actor), via(*inline)),
             What::Client { client, name } => format!("client {name}#{client} runs"),
             What::Timer => "a timer fires".to_owned(),
             What::Source { name, did } => format!("{name}: {did}"),
-            What::InjectedPanic { actor, class } => {
-                format!(
-                    "{} panics on {class}  [fault: injected panic]",
-                    self.name(*actor)
-                )
-            }
+            What::InjectedPanic {
+                actor,
+                class,
+                inline,
+            } => format!(
+                "{} panics on {class}{}  [fault: injected panic]",
+                self.name(*actor),
+                via(*inline)
+            ),
             What::InjectedFull { actor } => {
                 format!(
                     "a send finds {} full  [fault: full mailbox]",
@@ -197,6 +208,14 @@ impl Trace {
             }
         };
         head + &body
+    }
+}
+
+fn via(inline: bool) -> &'static str {
+    if inline {
+        " (inline)"
+    } else {
+        ""
     }
 }
 

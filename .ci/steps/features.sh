@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The runtime with and without its optional features (`journal`, and the
-# opt-in `metrics`, `console`, `tracing`, `tokio`). The root package depends on kaspar with `journal` on, so every
+# opt-in `metrics`, `console`, `tracing`, `tokio`, `sim`). The root package depends on kaspar with `journal` on, so every
 # `--workspace` build (clippy, rustdoc, the tests) unifies it in and never
 # compiles kaspar without it. Selecting only `-p kaspar` does (resolver 2
 # unifies features across the selected packages only); the step checks that
@@ -44,13 +44,13 @@ case " $all " in
 esac
 # The default workspace build (the README's `cargo test --workspace`) must
 # not turn on any of the features that add to a delivery path or a
-# dependency (metrics, console, tracing, tokio): no dev-dependency may
+# dependency (metrics, console, tracing, tokio, sim): no dev-dependency may
 # unify one in, or the default tests, the callgrind budget and the
 # allocation tests would stop measuring kaspar as users get it.
 default=$(cargo tree --workspace -e features -i kaspar --prefix none \
     | sed -n 's/^kaspar feature "\([^"]*\)".*/\1/p' | sort -u | tr '\n' ' ')
 echo "features: --workspace (the default build): [ $default]"
-for opt_in in metrics console tracing tokio; do
+for opt_in in metrics console tracing tokio sim; do
     case " $default " in
         *" $opt_in "*)
             echo "features: the default workspace build compiles kaspar with $opt_in" >&2

@@ -158,6 +158,14 @@ mod guide_tokio {
     pub mod pool_on_tokio {}
 }
 
+/// The guide's chapter on simulating a whole system, compiled as doctests
+/// with the `sim` feature that its samples need.
+#[cfg(all(doctest, feature = "sim"))]
+mod guide_sim {
+    #[doc = include_str!("../../book/src/simulating-a-system.md")]
+    pub mod simulating_a_system {}
+}
+
 pub use actor::addr::Addr;
 pub use actor::ctx::Ctx;
 pub use actor::traits::{

@@ -317,3 +317,132 @@ fn check_passes_a_correct_system_over_many_seeds() {
     assert_eq!(passed.seeds, 200);
     assert_eq!(passed.handled, 200 * 11);
 }
+
+pub struct Quote(pub u64);
+pub struct Depth;
+
+/// State that is not `Send`: lives on the thread that built it.
+#[actor(thread_bound)]
+pub struct RcBook {
+    levels: std::rc::Rc<std::cell::RefCell<Vec<u64>>>,
+}
+
+#[actor]
+impl RcBook {
+    #[handler(Quote)]
+    fn quote(&mut self, q: Quote, _ctx: &mut Ctx<Self>) {
+        self.levels.borrow_mut().push(q.0);
+    }
+
+    #[handler(Depth)]
+    fn depth(&mut self, _d: Depth, _ctx: &mut Ctx<Self>) -> usize {
+        self.levels.borrow().len()
+    }
+}
+
+#[test]
+fn a_thread_bound_actor_runs_on_the_simulators_thread() {
+    let mut sim = Sim::new(SimConfig::seed(6));
+    let book = sim
+        .system()
+        .spawn_with(|| RcBook {
+            levels: Default::default(),
+        })
+        .start();
+    let b = book.clone();
+    sim.client("feed", async move {
+        for q in 0..4 {
+            b.send(Quote(q)).unwrap();
+        }
+        assert_eq!(b.ask(Depth).unwrap().await.unwrap(), 4);
+    });
+    assert!(sim.run().stuck.is_empty());
+    assert_eq!(book.fast_send(Depth).unwrap(), 4);
+}
+
+pub struct SpawnChild;
+pub struct Echo(pub u64);
+pub struct Echoed(pub u64);
+
+#[actor]
+pub struct Parent {
+    heard: Arc<AtomicU64>,
+}
+
+#[actor]
+impl Parent {
+    #[handler(SpawnChild)]
+    fn spawn_child(&mut self, _s: SpawnChild, ctx: &mut Ctx<Self>) {
+        // Spawned from a handler into the simulated system, and asked
+        // with a reply route: the answer comes back as a message.
+        let child = ctx.spawn(Child).start();
+        child.request(Echo(41), &ctx.myself()).unwrap();
+    }
+
+    #[handler(Echoed)]
+    fn echoed(&mut self, e: Echoed, _ctx: &mut Ctx<Self>) {
+        self.heard.store(e.0, Ordering::Relaxed);
+    }
+}
+
+#[actor]
+pub struct Child;
+
+#[actor]
+impl Child {
+    #[handler(Echo)]
+    fn echo(&mut self, e: Echo, _ctx: &mut Ctx<Self>) -> Echoed {
+        Echoed(e.0 + 1)
+    }
+}
+
+#[actor]
+pub struct Quitter {
+    stopped: Arc<AtomicU64>,
+}
+
+#[actor]
+impl Quitter {
+    #[handler(Add)]
+    fn add(&mut self, _a: Add, _ctx: &mut Ctx<Self>) {}
+
+    #[stopped]
+    fn down(&mut self, _ctx: &mut Ctx<Self>) {
+        self.stopped.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn spawns_from_handlers_requests_and_shutdown_run_in_the_simulation() {
+    let heard = Arc::new(AtomicU64::new(0));
+    let stopped = Arc::new(AtomicU64::new(0));
+    let mut sim = Sim::new(SimConfig::seed(8));
+    let parent = sim
+        .system()
+        .spawn(Parent {
+            heard: Arc::clone(&heard),
+        })
+        .start();
+    let quitters: Vec<_> = (0..3)
+        .map(|_| {
+            sim.system()
+                .spawn(Quitter {
+                    stopped: Arc::clone(&stopped),
+                })
+                .start()
+        })
+        .collect();
+    parent.send(SpawnChild).unwrap();
+    for q in &quitters {
+        q.send(Add(1)).unwrap();
+    }
+    assert!(sim.run().stuck.is_empty());
+    assert_eq!(heard.load(Ordering::Relaxed), 42);
+    assert_eq!(sim.system().pooled_actors(), 5);
+    // A shutdown stops every actor on the simulator's thread: `stopped`
+    // hooks run, and nothing is left in the pool.
+    sim.shutdown();
+    assert_eq!(stopped.load(Ordering::Relaxed), 3);
+    assert!(quitters.iter().all(|q| q.is_stopped()));
+    assert_eq!(sim.system().pooled_actors(), 0);
+}

@@ -14,7 +14,7 @@ use std::sync::{Arc, Weak};
 use super::{worker, Member, Runnable, Shared, Task};
 use crate::actor::cell::{ActorCell, Held, STOPPED};
 use crate::actor::trace;
-use crate::actor::traits::Actor;
+use crate::actor::traits::{Actor, ActorConfig};
 use crate::delivery::run_loop::{self, Init};
 use crate::failure::drop_quietly;
 use crate::guard::chain;
@@ -92,6 +92,13 @@ pub(crate) fn attach<A: Actor>(
     // A pooled state is `Send` (the spawn refused a thread-bound actor):
     // it is dropped with its cell, wherever that happens.
     init.thread_bound = false;
+    // A thread-bound actor reaches a pool only in a simulated system
+    // (`Spawn::pooled` refuses it), whose one thread runs everything: that
+    // thread is its home. A state built by the spawner is in already.
+    if <A as ActorConfig>::THREAD_BOUND && init.build.is_none() {
+        let held = cell.hold();
+        cell.bind_home(&held);
+    }
     let hook = Hook {
         cell: Arc::downgrade(cell),
         pool: Arc::clone(pool),
@@ -248,6 +255,10 @@ fn first<A: Actor>(cell: &Arc<ActorCell<A>>, init: Init<A>) {
     // first activation (it does whenever there is a `build`), and only
     // this activation adopts it: there is one first activation.
     let held = unsafe { Held::adopt(cell.lock()) };
+    if <A as ActorConfig>::THREAD_BOUND {
+        // Simulated only (see `attach`): the simulator's thread is home.
+        cell.bind_home(&held);
+    }
     run_loop::build_under(cell, &held, build);
     if cell.flags() & STOPPED == 0 {
         run_loop::start_under(cell, &held);

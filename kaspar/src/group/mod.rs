@@ -236,6 +236,11 @@ impl<G: GroupSpec, A: Actor> GroupSink<Queued<A::Msg>> for MemberSink<G, A> {
     fn len(&self) -> usize {
         self.core.mailbox.len()
     }
+
+    #[cfg(feature = "sim")]
+    fn rejects_when_full(&self) -> bool {
+        self.core.mailbox.rejects_when_full()
+    }
 }
 
 /// Creates member cells while a group is built. Used by `#[group]` code.

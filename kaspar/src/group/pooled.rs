@@ -264,4 +264,9 @@ impl<G: GroupSpec> Runnable for PooledGroup<G> {
     fn target(&self) -> Target {
         self.group.clone()
     }
+
+    #[cfg(feature = "sim")]
+    fn has_messages(&self) -> bool {
+        !self.core.mailbox.is_empty()
+    }
 }

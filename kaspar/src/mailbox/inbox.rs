@@ -32,6 +32,10 @@ pub(crate) trait GroupSink<M>: Send + Sync {
     /// snapshot, for the metrics collector).
     #[cfg(any(feature = "metrics", feature = "console"))]
     fn len(&self) -> usize;
+    /// Whether a push can find the group's queue full and hand the
+    /// message back (for the simulator's fault).
+    #[cfg(feature = "sim")]
+    fn rejects_when_full(&self) -> bool;
 }
 
 // The mailbox stays inline: boxing it would add a pointer chase to every
@@ -107,13 +111,14 @@ impl<M> Inbox<M> {
         }
     }
 
-    /// Whether a push can find it full and hand the message back (an own
-    /// bounded mailbox that rejects), for the simulator's fault.
+    /// Whether a push can find it full and hand the message back (a
+    /// bounded mailbox, own or the group's, that rejects), for the
+    /// simulator's fault.
     #[cfg(feature = "sim")]
     pub(crate) fn rejects_when_full(&self) -> bool {
         match self {
             Inbox::Own(mailbox) => mailbox.rejects_when_full(),
-            Inbox::Group { .. } => false,
+            Inbox::Group { sink, .. } => sink.rejects_when_full(),
         }
     }
 

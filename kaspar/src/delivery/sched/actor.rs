@@ -155,6 +155,11 @@ impl<A: Actor> Runnable for ActorCell<A> {
     fn target(&self) -> crate::base::ids::Target {
         ActorCell::target(self)
     }
+
+    #[cfg(feature = "sim")]
+    fn has_messages(&self) -> bool {
+        self.inbox.own().is_some_and(|m| !m.is_empty())
+    }
 }
 
 fn hook_of<A: Actor>(cell: &ActorCell<A>) -> Option<&Hook<A>> {

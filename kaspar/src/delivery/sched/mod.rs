@@ -122,6 +122,11 @@ pub(crate) trait Runnable: Send + Sync + 'static {
     /// trace.
     #[cfg(feature = "sim")]
     fn target(&self) -> crate::base::ids::Target;
+
+    /// Whether its mailbox holds a message now (the simulator runs an
+    /// activation that would find it empty at once, not as a step).
+    #[cfg(feature = "sim")]
+    fn has_messages(&self) -> bool;
 }
 
 /// A pooled unit as the pool's member list holds it: the list keeps it

@@ -70,10 +70,19 @@ impl Host {
 
     /// Runs `task` for one message (or its start, or its stop) on the
     /// calling thread; a task with more to do goes back on the list, at
-    /// its end.
+    /// its end. One whose mailbox is empty now (its budget of one was
+    /// spent on the last message) runs again at once, to find it empty
+    /// and go idle (or, closed, to stop): that is the tail of this step,
+    /// not a step of its own, so every step the simulator chooses is one
+    /// that handles something.
     pub(crate) fn run(&self, task: Task) {
-        if let Some(again) = task.run(1) {
-            self.push(again);
+        let mut next = task.run(1);
+        while let Some(again) = next.take() {
+            if again.has_messages() {
+                self.push(again);
+            } else {
+                next = again.run(1);
+            }
         }
     }
 }

@@ -2,6 +2,7 @@
 //! the first failure, which is printed with its seed, its trace and how to
 //! replay it.
 
+use std::cell::Cell;
 use std::fmt;
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -9,6 +10,7 @@ use std::sync::Once;
 
 use super::{Sim, SimConfig, Strategy, Trace};
 use crate::base::sim_watch::INJECTED;
+use crate::guard::chain;
 
 /// The environment variable that replays one seed: `check` then runs only
 /// that seed, and prints its trace whether it fails or not.
@@ -79,6 +81,11 @@ impl fmt::Display for Failure {
             self.seed, self.strategy, self.tries, self.message
         )?;
         writeln!(f, "replay it: {SEED_VAR}={} cargo test ...", self.seed)?;
+        let faults = self.trace.faults();
+        if !faults.is_empty() {
+            writeln!(f, "faults injected in this run:")?;
+            f.write_str(&faults)?;
+        }
         writeln!(f, "the steps that led there:")?;
         f.write_str(&self.trace.tail(self.tail))
     }
@@ -95,38 +102,86 @@ pub struct Passed {
     pub handled: u64,
     /// Faults injected, over every seed.
     pub injected: u64,
+    /// Steps of the runs that measured a fitted PCT horizon (not counted
+    /// in `steps`, `handled` or `injected`).
+    pub measuring_steps: u64,
 }
 
 /// Runs `body` once per seed of `check`, each on a fresh [`Sim`], and
 /// returns the first failure (a panic in the body or in one of its
 /// clients) instead of panicking. The body builds the system, adds
 /// clients, runs it and asserts.
+///
+/// Under PCT with a horizon of 0 ([`Strategy::PCT`]), each seed runs
+/// twice: first without change points, to measure how many steps the run
+/// takes, then with its change points drawn among that many steps (the
+/// horizon fitted to the run, as Coyote fits it). Both runs follow from
+/// the seed alone, so a seed replays the same way; the body must not
+/// count on running once per seed. A failure names the fitted horizon.
 pub fn explore(check: &Check, body: impl Fn(&mut Sim)) -> Result<Passed, Box<Failure>> {
     let mut passed = Passed::default();
+    let _quiet = Exploring::enter();
     for seed in check.seeds.clone() {
-        let mut config = check.config.clone();
-        config.seed = seed;
-        let mut sim = Sim::new(config);
-        let ran = catch_unwind(AssertUnwindSafe(|| body(&mut sim)));
+        let tries = passed.seeds + 1;
+        let mut strategy = check.config.strategy;
+        if let Strategy::Pct { depth, horizon: 0 } = strategy {
+            // The measuring run: one priority order, no change point.
+            let measure = Strategy::Pct {
+                depth: 1,
+                horizon: 1,
+            };
+            let measured = run_one(check, seed, measure, &body, tries)?;
+            passed.measuring_steps += measured.steps;
+            strategy = Strategy::Pct {
+                depth,
+                horizon: measured.steps.max(1),
+            };
+        }
+        let ran = run_one(check, seed, strategy, &body, tries)?;
         passed.seeds += 1;
-        passed.steps += sim.steps();
-        passed.handled += sim.handled();
-        passed.injected += sim.injected();
-        if let Err(payload) = ran {
+        passed.steps += ran.steps;
+        passed.handled += ran.handled;
+        passed.injected += ran.injected;
+    }
+    Ok(passed)
+}
+
+/// One run of `body` on `seed` under `strategy` (the `tries`-th seed):
+/// what it ran, or its failure.
+fn run_one(
+    check: &Check,
+    seed: u64,
+    strategy: Strategy,
+    body: &impl Fn(&mut Sim),
+    tries: u64,
+) -> Result<Passed, Box<Failure>> {
+    let mut config = check.config.clone();
+    config.seed = seed;
+    config.strategy = strategy;
+    let mut sim = Sim::new(config);
+    let ran = catch_unwind(AssertUnwindSafe(|| body(&mut sim)));
+    match ran {
+        Ok(()) => Ok(Passed {
+            seeds: 1,
+            steps: sim.steps(),
+            handled: sim.handled(),
+            injected: sim.injected(),
+            measuring_steps: 0,
+        }),
+        Err(payload) => {
             let message = message_of(&*payload);
             let trace = sim.trace();
             drop(catch_unwind(AssertUnwindSafe(move || drop(sim))));
-            return Err(Box::new(Failure {
+            Err(Box::new(Failure {
                 seed,
-                strategy: check.config.strategy,
+                strategy,
                 message,
                 trace,
-                tries: passed.seeds,
+                tries,
                 tail: check.tail,
-            }));
+            }))
         }
     }
-    Ok(passed)
 }
 
 /// [`explore`], for a `#[test]`: panics at the first failure with its
@@ -204,9 +259,32 @@ fn message_of(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+std::thread_local! {
+    /// Inside [`explore`] on this thread: a failing run's panic is the
+    /// failure's message, printed with its trace, not by the hook.
+    static EXPLORING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// While alive, the calling thread explores (see [`EXPLORING`]).
+struct Exploring(bool);
+
+impl Exploring {
+    fn enter() -> Self {
+        Exploring(EXPLORING.with(|e| e.replace(true)))
+    }
+}
+
+impl Drop for Exploring {
+    fn drop(&mut self) {
+        EXPLORING.with(|e| e.set(self.0));
+    }
+}
+
 /// Keeps the panic hook from printing the panics the simulator injects
-/// (thousands in a sweep with faults on); every other panic prints as
-/// before. Installed once per process, by the first [`Sim`].
+/// (thousands in a sweep with faults on), and, while [`explore`] runs,
+/// the panics of test code (the body's and its clients' assertions: a
+/// failure prints them with its trace); a handler's own panic prints as
+/// always. Installed once per process, by the first [`Sim`].
 pub(super) fn quiet_injected_panics() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -216,7 +294,8 @@ pub(super) fn quiet_injected_panics() {
                 .payload()
                 .downcast_ref::<&str>()
                 .is_some_and(|s| *s == INJECTED);
-            if !injected {
+            let test_code = EXPLORING.with(Cell::get) && !chain::runs_actor_code();
+            if !injected && !test_code {
                 previous(info);
             }
         }));

@@ -33,18 +33,24 @@ pub enum Strategy {
     Pct {
         /// The bug depth aimed at: ordering constraints between chains.
         depth: u32,
-        /// The steps the change points are drawn from (a run's expected
-        /// length).
+        /// The steps the change points are drawn from: a run's length.
+        /// 0 fits it to the run: [`explore`](super::explore) and
+        /// [`check`](super::check) measure each seed's length first (a
+        /// [`Sim`](super::Sim) made directly takes
+        /// [`FALLBACK_HORIZON`](Strategy::FALLBACK_HORIZON)).
         horizon: u64,
     },
 }
 
 impl Strategy {
-    /// PCT with depth 3 over the first 10,000 steps.
+    /// PCT with depth 3, its horizon fitted to each run.
     pub const PCT: Strategy = Strategy::Pct {
         depth: 3,
-        horizon: 10_000,
+        horizon: 0,
     };
+
+    /// The horizon of a PCT run whose horizon is 0 outside `explore`.
+    pub const FALLBACK_HORIZON: u64 = 1_000;
 }
 
 /// Who a ready step belongs to.
@@ -81,7 +87,11 @@ impl Picker {
             Strategy::Random => Picker::Random,
             Strategy::Pct { depth, horizon } => {
                 let depth = u64::from(depth.max(1));
-                let mut changes: Vec<u64> = (1..depth).map(|_| rng.below(horizon.max(1))).collect();
+                let horizon = match horizon {
+                    0 => Strategy::FALLBACK_HORIZON,
+                    h => h,
+                };
+                let mut changes: Vec<u64> = (1..depth).map(|_| rng.below(horizon)).collect();
                 changes.sort_unstable();
                 Picker::Pct(Pct {
                     priorities: HashMap::new(),

@@ -149,6 +149,21 @@ impl Trace {
         }
     }
 
+    /// The injected faults among the events kept, one line each.
+    pub fn faults(&self) -> String {
+        let mut out = String::new();
+        for e in &self.events {
+            if matches!(
+                e.what,
+                What::InjectedPanic { .. } | What::InjectedFull { .. }
+            ) {
+                out.push_str(&self.line(e));
+                out.push('\n');
+            }
+        }
+        out
+    }
+
     /// The last `n` events as text, one line each.
     pub fn tail(&self, n: usize) -> String {
         let skip = self.events.len().saturating_sub(n);

@@ -190,10 +190,18 @@ impl Risk {
             self.rejected += 1;
             return;
         }
-        *position += signed;
-        self.approved += 1;
-        // Another thread: queued, handed back if the gateway has stopped.
-        self.gateway.send(o).expect("gateway running");
+        // Another thread: queued. A refusal (the gateway has stopped, or
+        // its mailbox is bounded and full) hands the order back: it is not
+        // approved, and the position does not move. (Found by running the
+        // desk under `kaspar::sim` with full mailboxes injected: approving
+        // first approved orders that never went out.)
+        match self.gateway.send(o) {
+            Ok(()) => {
+                *position += signed;
+                self.approved += 1;
+            }
+            Err(_) => self.rejected += 1,
+        }
     }
 
     #[handler(Summary)]
@@ -230,12 +238,11 @@ pub struct Desk {
     pub risk: Addr<Risk>,
 }
 
-fn main() {
-    let ticks: u64 = std::env::args()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(200_000);
-    let system = System::new();
+/// Builds the desk into `system`: the gateway on its own thread, then the
+/// desk's group, wired before its first message. `main` runs it live; the
+/// simulation test (`tests/sim_trading_desk.rs`) builds the same system
+/// under `kaspar::sim`.
+pub fn build(system: &System) -> (Addr<Gateway>, Desk) {
     let gateway = system
         .spawn(Gateway {
             sent: 0,
@@ -276,6 +283,16 @@ fn main() {
         })
         .record_latency(true)
         .start();
+    (gateway, desk)
+}
+
+fn main() {
+    let ticks: u64 = std::env::args()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200_000);
+    let system = System::new();
+    let (gateway, desk) = build(&system);
 
     // Ticks go in from this thread; the first one finds the desk wired.
     let mut rng = XorShift::new(7);

@@ -46,7 +46,7 @@ fn adders(sim: &mut Sim) -> Addr<Sum> {
         sim.client(&format!("adder{c}"), async move {
             for i in 0..5 {
                 sum.send(Add(c * 100 + i)).unwrap();
-                if sim::random() % 2 == 0 {
+                if sim::random() & 1 == 0 {
                     sim::yield_now().await;
                 }
             }

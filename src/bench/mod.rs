@@ -33,6 +33,8 @@ pub mod metrics;
 pub mod pool;
 pub mod saturation;
 pub mod scale;
+#[cfg(feature = "sim")]
+pub mod sim;
 mod stats;
 pub mod svg;
 pub mod table5;

@@ -117,7 +117,8 @@ impl VirtualClock {
         Time(self.0.now.load(Ordering::Acquire))
     }
 
-    /// Its timer queue.
+    /// Its timer queue (the whole-system simulator fires it).
+    #[cfg(feature = "sim")]
     pub(crate) fn timers(&self) -> &TimerQueue {
         &self.0.timers
     }

@@ -71,6 +71,8 @@
 //! - `topic/`: one-to-many [`topic`]s; uses `link`, `wire`.
 //! - `transport/`: the engines behind the seam ([`loopback`], and
 //!   iceoryx2 and Aeron behind their features); uses `link`, `topic`.
+//!   The simulated network (feature `sim`), which steps its nodes in a
+//!   `kaspar::sim` run, also uses `node` and `wire`.
 //!
 //! ```
 //! use kaspar::prelude::*;

@@ -41,7 +41,7 @@ use crate::wire::Refused;
 use parking_lot::Mutex;
 
 /// How often the periodic work runs.
-const TICK: Duration = Duration::from_millis(1);
+pub(crate) const TICK: Duration = Duration::from_millis(1);
 
 /// Under [`IdleStrategy::Spin`] the clock is read once per this many polls,
 /// not after each: on a VM a clock read costs as much as an empty poll,
@@ -90,25 +90,32 @@ pub(crate) fn run<R: LinkRx>(inbox: &Mutex<Inbox<R>>, shared: Arc<Shared>, stop:
         }
         let now = Instant::now();
         if now >= next_tick {
-            // Hellos whose link back is now open (or failed) are answered
-            // here, not on every poll: within a tick of their connect, or
-            // once a thread in a polling wait lets go of the inbox.
-            if shared.connect_back.has_landed() {
-                if let Some(mut inbox) = inbox.try_lock() {
-                    inbox.land(&shared);
-                }
-            }
-            // Idle sessions evicted, a few thousand at most per tick.
-            if let Some(mut inbox) = inbox.try_lock() {
-                inbox.sweep(&shared, now);
-            }
-            // The periodic work runs watchers and completes asks: a panic
-            // there is counted, and the next tick runs as usual.
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| shared.tick(now))) {
-                shared.caught(payload);
-            }
+            periodic(inbox, &shared, now);
             next_tick = now + TICK;
         }
+    }
+}
+
+/// The node's periodic work at `now`, once per [`TICK`]: on the bridge
+/// thread, or as a simulated network's step.
+#[inline]
+pub(crate) fn periodic<R: LinkRx>(inbox: &Mutex<Inbox<R>>, shared: &Shared, now: Instant) {
+    // Hellos whose link back is now open (or failed) are answered
+    // here, not on every poll: within a tick of their connect, or
+    // once a thread in a polling wait lets go of the inbox.
+    if shared.connect_back.has_landed() {
+        if let Some(mut inbox) = inbox.try_lock() {
+            inbox.land(shared);
+        }
+    }
+    // Idle sessions evicted, a few thousand at most per tick.
+    if let Some(mut inbox) = inbox.try_lock() {
+        inbox.sweep(shared, now);
+    }
+    // The periodic work runs watchers and completes asks: a panic
+    // there is counted, and the next tick runs as usual.
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| shared.tick(now))) {
+        shared.caught(payload);
     }
 }
 

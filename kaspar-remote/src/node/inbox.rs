@@ -98,10 +98,10 @@ impl<R> Inbox<R> {
 }
 
 impl<R: LinkRx> Inbox<R> {
-    pub(crate) fn new(rx: R, config: &NodeConfig) -> Self {
+    pub(crate) fn new(rx: R, config: &NodeConfig, now: Instant) -> Self {
         Inbox {
             rx,
-            sessions: Sessions::new(config.max_sessions, config.session_idle),
+            sessions: Sessions::new(config.max_sessions, config.session_idle, now),
             frames_in: 0,
             catch: Catch::default(),
         }

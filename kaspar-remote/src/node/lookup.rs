@@ -28,6 +28,16 @@ use crate::wire::Refused;
 /// [`discover`](crate::Transport::discover), with its type erased.
 pub(crate) type Discover = Box<dyn Fn(&str) -> Result<Option<Vec<u8>>, LinkError> + Send + Sync>;
 
+/// A hello sent, waiting for its answer: the link it went on, the
+/// export's slot, the hello's correlation id and the handle its answer
+/// completes.
+pub(crate) struct HelloSent {
+    pub(crate) peer: Arc<Peer>,
+    pub(crate) slot: u32,
+    pub(crate) id: u64,
+    pub(crate) answer: kaspar::Ask<Result<(), Refused>>,
+}
+
 impl Shared {
     /// Finds the export `name`, checks that it is an `actor` with schema
     /// `schema`, connects to its node (or joins the live link there) and
@@ -40,6 +50,19 @@ impl Shared {
         actor: &'static str,
         schema: u64,
     ) -> Result<(Arc<Peer>, u32), LookupError> {
+        let mut sent = self.say_hello(name, actor, schema)?;
+        let answered = sent.answer.wait_timeout(self.config.connect_timeout);
+        self.welcomed(sent, answered, actor, schema)
+    }
+
+    /// The lookup's first half: finds and checks the record, connects
+    /// (or joins the live link) and sends the hello.
+    pub(crate) fn say_hello(
+        &self,
+        name: &str,
+        actor: &'static str,
+        schema: u64,
+    ) -> Result<HelloSent, LookupError> {
         let bytes = (self.discover)(name)?.ok_or_else(|| LookupError::NotFound(name.to_owned()))?;
         let record: ExportRecord =
             decode_exact(&bytes).map_err(|e| LookupError::BadRecord(e.to_string()))?;
@@ -66,7 +89,7 @@ impl Shared {
             auth: None,
         };
         let timeout = self.config.connect_timeout;
-        let (mut answer, route) = kaspar::__private::ask_pair::<Result<(), Refused>>();
+        let (answer, route) = kaspar::__private::ask_pair::<Result<(), Refused>>();
         let id = self.pending.next_id();
         self.pending.insert(
             id,
@@ -123,12 +146,29 @@ impl Shared {
             }
             return Err(LookupError::Link(LinkError::PeerLost));
         }
-        let answered = answer.wait_timeout(timeout);
+        Ok(HelloSent {
+            peer,
+            slot: record.slot,
+            id,
+            answer,
+        })
+    }
+
+    /// The lookup's second half: what the hello's answer (`answered`)
+    /// means for it.
+    pub(crate) fn welcomed(
+        &self,
+        sent: HelloSent,
+        answered: Result<Result<(), Refused>, AskError>,
+        actor: &'static str,
+        schema: u64,
+    ) -> Result<(Arc<Peer>, u32), LookupError> {
+        let HelloSent { peer, slot, id, .. } = sent;
         if let Some(auth) = &self.auth {
             auth.forget(id);
         }
         match answered {
-            Ok(Ok(())) => Ok((peer, record.slot)),
+            Ok(Ok(())) => Ok((peer, slot)),
             Ok(Err(Refused::WrongActor { actor: found, .. })) if found != actor => {
                 Err(LookupError::WrongActor {
                     expected: actor,

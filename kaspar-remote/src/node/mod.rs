@@ -12,6 +12,7 @@
 mod acks;
 pub(crate) mod addr;
 mod bridge;
+pub(crate) mod clock;
 pub(crate) mod config;
 mod connect_back;
 pub(crate) mod error;
@@ -21,6 +22,8 @@ mod lookup;
 mod polling;
 pub(crate) mod reconnect;
 mod shared;
+#[cfg(feature = "sim")]
+pub(crate) mod sim;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +39,7 @@ use crate::actor::RemoteActor;
 use crate::link::policy::SendPolicy;
 use crate::link::{LinkTx, Transport};
 use crate::node::addr::RemoteAddr;
+use crate::node::clock::NodeTime;
 use crate::node::config::Gap;
 use crate::node::config::{Export, NodeConfig, NodeStats};
 use crate::node::error::{ExportError, LookupError};
@@ -115,7 +119,33 @@ impl<T: Transport> Node<T> {
         endpoint: &str,
         config: NodeConfig,
     ) -> Result<Self, crate::link::LinkError> {
-        let inbox = Arc::new(Mutex::new(Inbox::new(transport.listen(endpoint)?, &config)));
+        let mut node = Node::without_bridge(transport, endpoint, config, NodeTime::Live)?;
+        let bridge = {
+            let (inbox, shared, stop) =
+                (node.inbox.clone(), node.shared.clone(), node.stop.clone());
+            std::thread::Builder::new()
+                .name(format!("kaspar-remote:{endpoint}"))
+                .spawn(move || bridge::run(&inbox, shared, stop))
+                .map_err(|e| crate::link::LinkError::Transport(e.to_string()))?
+        };
+        node.bridge = Some(bridge);
+        Ok(node)
+    }
+
+    /// Listens on `endpoint`; nothing polls the inbox yet (the caller
+    /// starts the bridge thread, or a simulated network steps the node).
+    fn without_bridge(
+        transport: T,
+        endpoint: &str,
+        config: NodeConfig,
+        time: NodeTime,
+    ) -> Result<Self, crate::link::LinkError> {
+        let now = time.now();
+        let inbox = Arc::new(Mutex::new(Inbox::new(
+            transport.listen(endpoint)?,
+            &config,
+            now,
+        )));
         let transport = Arc::new(transport);
         let t = transport.clone();
         let connect = Box::new(move |ep: &str, timeout: Duration| {
@@ -125,22 +155,21 @@ impl<T: Transport> Node<T> {
         let t = transport.clone();
         let discover = Box::new(move |name: &str| t.discover(name));
         let shared = Arc::new_cyclic(|me| {
-            Shared::new(endpoint.to_owned(), config, connect, discover, me.clone())
+            Shared::new(
+                endpoint.to_owned(),
+                config,
+                connect,
+                discover,
+                me.clone(),
+                time,
+            )
         });
-        let stop = Arc::new(AtomicBool::new(false));
-        let bridge = {
-            let (inbox, shared, stop) = (inbox.clone(), shared.clone(), stop.clone());
-            std::thread::Builder::new()
-                .name(format!("kaspar-remote:{endpoint}"))
-                .spawn(move || bridge::run(&inbox, shared, stop))
-                .map_err(|e| crate::link::LinkError::Transport(e.to_string()))?
-        };
         Ok(Node {
             shared,
             transport,
             inbox,
-            stop,
-            bridge: Some(bridge),
+            stop: Arc::new(AtomicBool::new(false)),
+            bridge: None,
         })
     }
 

@@ -11,6 +11,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::actor::inbound::Inbound;
 use crate::link::{Announcement, LinkError, LinkTx};
+use crate::node::clock::NodeTime;
 use crate::node::config::{Gap, NodeConfig, NodeStats};
 use crate::node::connect_back::ConnectBack;
 use crate::session::auth::AuthState;
@@ -65,6 +66,9 @@ pub(crate) struct Shared {
     /// The outbound links found lost, with what they sent that was never
     /// acknowledged ([`acks`](crate::session::acks)).
     pub(crate) losses: crate::session::acks::Losses,
+    /// Where the node reads the time and draws session ids: the wall
+    /// clock, or a simulated run's virtual clock.
+    pub(crate) time: NodeTime,
 }
 
 #[derive(Default)]
@@ -130,6 +134,7 @@ impl Shared {
         connect: Connect,
         discover: crate::node::lookup::Discover,
         me: Weak<Shared>,
+        time: NodeTime,
     ) -> Self {
         let auth = config.auth.clone().map(AuthState::new);
         let pending = Pending::with_limit(config.max_pending);
@@ -149,6 +154,7 @@ impl Shared {
             me,
             auth,
             losses: Default::default(),
+            time,
         }
     }
 
@@ -220,7 +226,7 @@ impl Shared {
                     }
                     let id = self.next_peer.fetch_add(1, Ordering::Relaxed);
                     let retain = self.config.retain.as_ref().map(|r| r.frames);
-                    let session = crate::wire::new_session();
+                    let session = self.time.new_session();
                     let peer = Arc::new(Peer::new(id, endpoint.to_owned(), session, link, retain));
                     peers.live.insert(endpoint.to_owned(), peer.clone());
                     Ok((peer, peers.previous.get(endpoint).copied()))
@@ -240,12 +246,16 @@ impl Shared {
     pub(crate) fn tick(&self, now: Instant) {
         let lost: Vec<Arc<Peer>> = {
             let mut peers = self.peers.lock();
-            let gone: Vec<String> = peers
+            #[cfg_attr(not(feature = "sim"), allow(unused_mut))]
+            let mut gone: Vec<String> = peers
                 .live
                 .iter()
                 .filter(|(_, p)| !p.probe())
                 .map(|(e, _)| e.clone())
                 .collect();
+            // Reported in an order a seed replays, not the map's.
+            #[cfg(feature = "sim")]
+            gone.sort_unstable();
             gone.iter()
                 .filter_map(|e| {
                     let p = peers.live.remove(e)?;

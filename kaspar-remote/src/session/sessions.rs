@@ -88,13 +88,14 @@ pub(crate) enum Arrival<'a> {
 
 impl Sessions {
     /// An empty table holding at most `limit` sessions, evicting those
-    /// idle for `idle` (`Duration::MAX`: never).
-    pub(crate) fn new(limit: usize, idle: Duration) -> Self {
+    /// idle for `idle` (`Duration::MAX`: never); `now` is the node's time
+    /// (the first sessions' checks count from it).
+    pub(crate) fn new(limit: usize, idle: Duration, now: Instant) -> Self {
         Sessions {
             map: IdMap::default(),
             due: VecDeque::new(),
             next_gen: 0,
-            swept_at: Instant::now(),
+            swept_at: now,
             limit,
             idle,
         }
@@ -247,7 +248,7 @@ mod tests {
     const IDLE: Duration = Duration::from_millis(100);
 
     fn table(limit: usize) -> (Sessions, Instant) {
-        let s = Sessions::new(limit, IDLE);
+        let s = Sessions::new(limit, IDLE, Instant::now());
         let t0 = s.swept_at;
         (s, t0)
     }
@@ -307,7 +308,7 @@ mod tests {
 
     #[test]
     fn an_idle_time_past_the_clock_never_evicts() {
-        let mut s = Sessions::new(10, Duration::MAX);
+        let mut s = Sessions::new(10, Duration::MAX, Instant::now());
         let t0 = s.swept_at;
         s.arrive(1, 1);
         assert_eq!(s.sweep(t0 + Duration::from_secs(86_400 * 365)), 0);

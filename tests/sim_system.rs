@@ -446,3 +446,103 @@ fn spawns_from_handlers_requests_and_shutdown_run_in_the_simulation() {
     assert!(quitters.iter().all(|q| q.is_stopped()));
     assert_eq!(sim.system().pooled_actors(), 0);
 }
+
+pub struct Note;
+
+/// Counts what its handler really ran for.
+#[actor]
+pub struct Tally {
+    ran: Arc<AtomicU64>,
+}
+
+#[actor]
+impl Tally {
+    #[handler(Note)]
+    fn note(&mut self, _n: Note, _ctx: &mut Ctx<Self>) {
+        self.ran.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn nothing_is_lost_or_run_twice_under_faults() {
+    const SENDS: u64 = 40;
+    let faults = Faults::none().panics(20_000).full(100_000);
+    for strategy in [Strategy::Random, Strategy::PCT] {
+        sim::check(
+            Check::seeds(0..150)
+                .strategy(strategy)
+                .faults(faults.clone()),
+            |sim| {
+                let mut tallies = Vec::new();
+                for (name, mailbox) in [
+                    ("unbounded", MailboxKind::DEFAULT),
+                    ("bounded", MailboxKind::lock_free(4)),
+                ] {
+                    let ran = Arc::new(AtomicU64::new(0));
+                    let addr = sim
+                        .system()
+                        .spawn(Tally {
+                            ran: Arc::clone(&ran),
+                        })
+                        .mailbox(mailbox)
+                        .name(name)
+                        .start();
+                    tallies.push((name, addr, ran));
+                }
+                for c in 0..3 {
+                    let addrs: Vec<Addr<Tally>> = tallies.iter().map(|t| t.1.clone()).collect();
+                    sim.client(&format!("sender{c}"), async move {
+                        for i in 0..SENDS {
+                            for addr in &addrs {
+                                if i % 4 == 0 {
+                                    // Inline: run now, or fail with the panic
+                                    // that consumed it.
+                                    match addr.fast_send(Note) {
+                                        Ok(()) | Err(kaspar::FastSendError::Panicked { .. }) => {}
+                                        Err(e) => panic!("{e:?}"),
+                                    }
+                                    continue;
+                                }
+                                // Queued: a full mailbox hands the note back,
+                                // and it is sent again after a yield.
+                                let mut note = Note;
+                                while let Err(e) = addr.send(note) {
+                                    match e {
+                                        SendError::Full { msg, .. } => note = msg,
+                                        e => panic!("{e:?}"),
+                                    }
+                                    sim::yield_now().await;
+                                }
+                            }
+                            sim::yield_now().await;
+                        }
+                    });
+                }
+                assert!(sim.run().stuck.is_empty());
+                // Every note was handed to its handler exactly once: it ran, or
+                // an injected panic took its place.
+                let trace = sim.trace();
+                assert_eq!(trace.dropped(), 0);
+                for (name, _, ran) in &tallies {
+                    let number = trace
+                        .actors()
+                        .iter()
+                        .position(|(_, instance)| instance.as_deref() == Some(*name))
+                        .expect("the actor is in the trace")
+                        as u32;
+                    let panicked = trace
+                    .events()
+                    .iter()
+                    .filter(|e| matches!(e.what, What::InjectedPanic { actor, .. } if actor == number))
+                    .count() as u64;
+                    assert_eq!(
+                        ran.load(Ordering::Relaxed) + panicked,
+                        3 * SENDS,
+                        "{name}: ran {} + panicked {panicked}",
+                        ran.load(Ordering::Relaxed)
+                    );
+                }
+            },
+        );
+    }
+}

@@ -195,7 +195,11 @@ impl Future for Sleep {
 
 /// Lets the simulator choose another step before the calling client goes
 /// on (inside a simulated client): a point where another client or an
-/// actor may run.
+/// actor may run. Under PCT the client drops below every other chain.
+///
+/// # Panics
+///
+/// When polled outside a simulated run.
 pub fn yield_now() -> YieldNow {
     YieldNow(false)
 }
@@ -213,6 +217,8 @@ impl Future for YieldNow {
             return Poll::Ready(());
         }
         self.0 = true;
+        // Tells the strategy (PCT lowers a client that yields).
+        Core::with(|core| core.yielded.set(true));
         cx.waker().wake_by_ref();
         Poll::Pending
     }

@@ -27,6 +27,8 @@ pub(crate) struct Core {
     pub(crate) handled: Cell<u64>,
     /// Faults injected so far.
     pub(crate) injected: Cell<u64>,
+    /// The client being run awaited a `yield_now`.
+    pub(crate) yielded: Cell<bool>,
 }
 
 thread_local! {

@@ -214,6 +214,7 @@ impl Sim {
             step: std::cell::Cell::new(0),
             handled: std::cell::Cell::new(0),
             injected: std::cell::Cell::new(0),
+            yielded: std::cell::Cell::new(false),
         });
         Sim {
             system: System::with_config(system),
@@ -368,6 +369,9 @@ impl Sim {
                 Chain::Client(_) => {
                     let (client, name) = self.clients.run(i - self.targets.len());
                     self.core.record(What::Client { client, name });
+                    if self.core.yielded.replace(false) {
+                        self.picker.yielded(Chain::Client(client));
+                    }
                 }
                 Chain::Timers => {
                     self.core.record(What::Timer);

@@ -15,7 +15,11 @@
 //!   between chains is found with probability at least
 //!   `1 / (n * k^(d-1))` per run (`n` chains, `k` steps), whatever the
 //!   program: long, mostly sequential runs with a few well-placed
-//!   preemptions, which uniform choice almost never produces.
+//!   preemptions, which uniform choice almost never produces. A client
+//!   that yields (`yield_now`) drops below every other chain, as at a
+//!   change point: a client that retries in a loop after a yield (a full
+//!   mailbox, say) would otherwise keep the top priority and never let
+//!   the actor it waits for run.
 
 use std::collections::HashMap;
 
@@ -73,12 +77,15 @@ pub(crate) enum Picker {
 }
 
 pub(crate) struct Pct {
-    priorities: HashMap<Chain, u64>,
+    priorities: HashMap<Chain, i64>,
     /// Step numbers, ascending, at which the chosen chain is lowered.
     changes: Vec<u64>,
     /// How many change points have passed.
     passed: usize,
     depth: u64,
+    /// The lowest priority given to a chain that yielded; each yield goes
+    /// below the one before.
+    floor: i64,
 }
 
 impl Picker {
@@ -98,8 +105,19 @@ impl Picker {
                     changes,
                     passed: 0,
                     depth,
+                    floor: 0,
                 })
             }
+        }
+    }
+
+    /// `chain` yielded (a client's `yield_now`): under PCT it drops below
+    /// every other chain, so a client that retries after a yield lets
+    /// the others run first instead of spinning at the top.
+    pub(crate) fn yielded(&mut self, chain: Chain) {
+        if let Picker::Pct(pct) = self {
+            pct.floor -= 1;
+            pct.priorities.insert(chain, pct.floor);
         }
     }
 
@@ -114,14 +132,14 @@ impl Picker {
 }
 
 impl Pct {
-    fn priority(&mut self, chain: Chain, rng: &mut Rng) -> u64 {
-        let depth = self.depth;
+    fn priority(&mut self, chain: Chain, rng: &mut Rng) -> i64 {
+        let depth = self.depth as i64;
         // New chains start above every lowered one (those are below
         // `depth`), in random order among themselves.
         *self
             .priorities
             .entry(chain)
-            .or_insert_with(|| depth + (rng.next_u64() >> 1))
+            .or_insert_with(|| depth + (rng.next_u64() >> 2) as i64)
     }
 
     fn highest(&mut self, ready: &[Chain], rng: &mut Rng) -> usize {
@@ -144,7 +162,7 @@ impl Pct {
             // The j-th change point lowers the chain about to run to
             // `depth - j`: below every chain not yet lowered, and below
             // those lowered before it.
-            let lowered = self.depth - self.passed as u64;
+            let lowered = (self.depth - self.passed as u64) as i64;
             self.priorities.insert(ready[chosen], lowered);
             chosen = self.highest(ready, rng);
         }

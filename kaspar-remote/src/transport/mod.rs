@@ -2,7 +2,7 @@
 //! each behind the cargo feature of the same name, and the in-process
 //! [`loopback`] that tests and examples use. Only `link` and `topic` (whose
 //! engines these are too) lie below; nothing in the crate uses an engine
-//! but through the seam. The simulated network ([`sim`], feature `sim`)
+//! but through the seam. The simulated network (`sim`, feature `sim`)
 //! also makes and steps its nodes, so it uses `node` too.
 
 #[cfg(feature = "aeron")]

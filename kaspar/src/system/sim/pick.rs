@@ -39,7 +39,7 @@ pub enum Strategy {
         depth: u32,
         /// The steps the change points are drawn from: a run's length.
         /// 0 fits it to the run: [`explore`](super::explore) and
-        /// [`check`](super::check) measure each seed's length first (a
+        /// [`check`](super::check()) measure each seed's length first (a
         /// [`Sim`](super::Sim) made directly takes
         /// [`FALLBACK_HORIZON`](Strategy::FALLBACK_HORIZON)).
         horizon: u64,

@@ -546,3 +546,42 @@ fn nothing_is_lost_or_run_twice_under_faults() {
         );
     }
 }
+
+#[test]
+fn an_invariant_checked_after_every_step_fails_at_the_step_that_broke_it() {
+    // The invariant: the sum never passes 3. The fourth add breaks it;
+    // checked at the end only, the run would go on to the twentieth.
+    let body = |sim: &mut Sim| {
+        let sum = sim.system().spawn(Sum { total: 0 }).start();
+        let adder = sum.clone();
+        sim.client("adder", async move {
+            for _ in 0..20 {
+                adder.send(Add(1)).unwrap();
+                sim::yield_now().await;
+            }
+        });
+        sim.run_checking(|_| {
+            let total = sum.fast_send(Total).unwrap();
+            assert!(total <= 3, "the sum reached {total}");
+        });
+    };
+    let failure = sim::explore(&Check::seeds(0..1), body).unwrap_err();
+    assert!(
+        failure.message.contains("the sum reached 4"),
+        "{}",
+        failure.message
+    );
+    // The trace ends at the fourth add: the step that broke it.
+    let trace = failure.trace;
+    assert_eq!(trace.handled(), 4, "{trace}");
+    let last = trace.events().last().expect("events");
+    assert!(
+        matches!(last.what, What::Handled { class: "Add", .. }),
+        "{trace}"
+    );
+    // The invariant's own fast_sends are not steps of the run.
+    assert!(trace
+        .events()
+        .iter()
+        .all(|e| !matches!(e.what, What::Handled { inline: true, .. })));
+}

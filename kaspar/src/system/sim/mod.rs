@@ -326,6 +326,32 @@ impl Sim {
         }
     }
 
+    /// [`run`](Self::run), with `invariant` checked after every step: an
+    /// invariant that panics fails the run at the first step that broke
+    /// it, so its trace ends there, not at the end of the run. The
+    /// invariant runs outside any step (a `fast_send` from it reads an
+    /// actor's state and is not a step of the run, nor in its trace).
+    ///
+    /// # Panics
+    ///
+    /// As [`run`](Self::run), and where `invariant` panics.
+    pub fn run_checking(&mut self, mut invariant: impl FnMut(&Sim)) -> Settled {
+        invariant(self);
+        while self.step() {
+            invariant(self);
+            if self.steps >= self.config.max_steps {
+                panic!(
+                    "kaspar::sim: seed {} has not settled after {} steps (a livelock, or clients that never stop)",
+                    self.config.seed, self.steps
+                );
+            }
+        }
+        Settled {
+            steps: self.steps,
+            stuck: self.clients.unfinished(),
+        }
+    }
+
     /// Runs one step; `false` once the system has settled (nothing ready,
     /// no timer and no sleeping client left).
     pub fn step(&mut self) -> bool {

@@ -13,6 +13,8 @@
 //!   benches reproduce (the `tick_to_book` example reports through it too);
 //! * [`tick_to_book`]: the case study's feed, exchange, pipeline and
 //!   simulation replay, which the example runs and its test checks;
+//! * [`trading_desk`]: the `trading_desk` example's system, which the
+//!   example runs live and `tests/sim_trading_desk.rs` under `kaspar::sim`;
 //! * [`watch`]: the watchdog that turns a hanging scenario into a failed
 //!   test, for the tests that reproduce hangs.
 
@@ -21,6 +23,7 @@ pub mod backtest;
 pub mod bench;
 pub mod rng;
 pub mod tick_to_book;
+pub mod trading_desk;
 pub mod watch;
 
 /// The guide's chapter on remote actors, compiled as doctests

@@ -19,9 +19,7 @@
 //! the example's `Risk` approved an order before a bounded gateway refused
 //! it (fixed in the example).
 
-#[allow(dead_code)]
-#[path = "../examples/trading_desk.rs"]
-mod desk;
+use kaspar_suite::trading_desk as desk;
 
 use std::cell::Cell;
 use std::ops::Range;

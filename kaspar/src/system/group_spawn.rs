@@ -332,6 +332,8 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
         }
         // The first activation takes the lock over before anything else.
         lock.hand_over();
+        self.system
+            .placed(&lock, self.system.pool_thread_name(), Some(G::NAME));
         let waits_for = Target::new(ActorId::GROUP, G::NAME, self.name.clone());
         let unit = Arc::new(PooledGroup::new(
             spec.duplicate(),

@@ -150,6 +150,7 @@ impl<A: Actor> Spawn<'_, A> {
             ..
         } = self.ready(false);
         let addr = Addr::from_cell(Arc::clone(&cell));
+        system.placed(cell.lock(), system.pool_thread_name(), None);
         let (pool, slot) =
             system.pool_member(Arc::clone(&cell) as Arc<dyn crate::delivery::sched::Member>);
         // After joining: a shutdown that began before has closed the

@@ -315,6 +315,21 @@ impl SystemInner {
         false
     }
 
+    /// What the console names as the thread of a pooled actor or group:
+    /// the pool (its workers take turns running it), the tokio runtime
+    /// that hosts it, or the simulator.
+    pub(crate) fn pool_thread_name(&self) -> &'static str {
+        #[cfg(feature = "sim")]
+        if self.config.pool.sim.is_some() {
+            return "kaspar:sim";
+        }
+        #[cfg(feature = "tokio")]
+        if self.config.pool.host.is_some() {
+            return "kaspar:pool-tokio";
+        }
+        "kaspar:pool"
+    }
+
     /// The simulated system's pool, once an actor has joined it.
     #[cfg(feature = "sim")]
     pub(crate) fn sim_pool(&self) -> Option<Arc<Shared>> {

@@ -97,6 +97,43 @@ fn the_snapshot_counts_each_edge_once_however_the_message_came() {
     system.shutdown();
 }
 
+#[crate::group]
+pub struct Backs {
+    pub one: Addr<Back>,
+    pub two: Addr<Back>,
+}
+
+#[test]
+fn a_pooled_actor_or_group_runs_on_the_pool() {
+    let system = System::new();
+    let alone = system.spawn(Back).name("alone").pooled().start();
+    let pair = system
+        .spawn_group::<Backs>((Back, Back))
+        .name("pair")
+        .pooled()
+        .start();
+    alone.ask(Ping).unwrap().wait().unwrap();
+    pair.two.ask(Ping).unwrap().wait().unwrap();
+    let console = system
+        .console_every("127.0.0.1:0", Duration::from_millis(20))
+        .unwrap();
+    let (status, body) = get(console.local_addr(), "/api/snapshot", "localhost");
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    // No thread of its own: whichever worker runs it, it is the pool's.
+    assert!(
+        body.contains(r#""name":"alone","group":null,"thread":"kaspar:pool""#),
+        "{body}"
+    );
+    assert_eq!(
+        body.matches(r#""group":"Backs","thread":"kaspar:pool""#)
+            .count(),
+        2,
+        "{body}"
+    );
+    drop(console);
+    system.shutdown();
+}
+
 #[test]
 fn the_page_is_served_and_a_foreign_host_is_refused() {
     let system = System::new();

@@ -585,3 +585,61 @@ fn an_invariant_checked_after_every_step_fails_at_the_step_that_broke_it() {
         .iter()
         .all(|e| !matches!(e.what, What::Handled { inline: true, .. })));
 }
+
+pub struct Filler;
+
+/// Stops after three of its own timer's ticks; fillers keep its mailbox
+/// busy meanwhile.
+#[actor]
+pub struct Metronome {
+    ticks: u32,
+}
+
+#[actor]
+impl Metronome {
+    #[started]
+    fn up(&mut self, ctx: &mut Ctx<Self>) {
+        ctx.schedule_every(Duration::from_micros(5), Tick);
+    }
+
+    #[handler(Tick)]
+    fn tick(&mut self, _t: Tick, ctx: &mut Ctx<Self>) {
+        self.ticks += 1;
+        if self.ticks == 3 {
+            ctx.stop();
+        }
+    }
+
+    #[handler(Filler)]
+    fn filler(&mut self, _f: Filler, _ctx: &mut Ctx<Self>) {}
+}
+
+#[test]
+fn a_timer_that_finds_its_target_full_waits_for_room_under_every_strategy() {
+    // A periodic tick into a mailbox of 2 that a client keeps full: the
+    // firing that finds it full is retried at the same virtual time, and
+    // must let the actor drain before it tries again (under PCT the timers
+    // would otherwise keep the top priority and retry forever).
+    for strategy in [Strategy::Random, Strategy::PCT] {
+        let mut config = SimConfig::default().strategy(strategy);
+        config.max_steps = 20_000;
+        sim::check(Check::seeds(0..40).config(config), |sim| {
+            let m = sim
+                .system()
+                .spawn(Metronome { ticks: 0 })
+                .mailbox(MailboxKind::lock_free(2))
+                .start();
+            let filler = m.clone();
+            sim.client("filler", async move {
+                while !filler.is_stopped() {
+                    // Two at a time: the mailbox is full when it yields.
+                    let _ = filler.send(Filler);
+                    let _ = filler.send(Filler);
+                    sim::yield_now().await;
+                }
+            });
+            sim.run();
+            assert!(m.is_stopped(), "three ticks stop the metronome");
+        });
+    }
+}

@@ -402,6 +402,10 @@ impl Sim {
                 Chain::Timers => {
                     self.core.record(What::Timer);
                     self.core.clock.timers().fire_next(now);
+                    // A firing that found its target full is retried at
+                    // this same virtual time: under PCT the timers then
+                    // yield, so the actor that must make room runs first.
+                    self.picker.yielded(Chain::Timers);
                 }
                 Chain::Source(n) => {
                     let (name, source) = &mut self.sources[n as usize];

@@ -19,7 +19,9 @@
 //!   that yields (`yield_now`) drops below every other chain, as at a
 //!   change point: a client that retries in a loop after a yield (a full
 //!   mailbox, say) would otherwise keep the top priority and never let
-//!   the actor it waits for run.
+//!   the actor it waits for run. The timers do the same after each
+//!   firing: one that found its target's mailbox full is retried at the
+//!   same virtual time, and must let that actor drain it first.
 
 use std::collections::HashMap;
 

@@ -295,18 +295,7 @@ impl Sim {
     /// After [`SimConfig::max_steps`] steps, and when a client panics
     /// (an assertion in a client fails the run).
     pub fn run(&mut self) -> Settled {
-        while self.step() {
-            if self.steps >= self.config.max_steps {
-                panic!(
-                    "kaspar::sim: seed {} has not settled after {} steps (a livelock, or clients that never stop)",
-                    self.config.seed, self.steps
-                );
-            }
-        }
-        Settled {
-            steps: self.steps,
-            stuck: self.clients.unfinished(),
-        }
+        self.run_checking(|_| {})
     }
 
     /// Runs steps until virtual time reaches `t` (or the system settles

@@ -50,8 +50,6 @@ fn find_and_replay(check: Check, symptom: &str, body: impl Fn(&mut Sim)) -> Box<
     let mut once = check;
     once.seeds = failure.seed..failure.seed + 1;
     let replayed = explore(&once, &body).expect_err("the failing seed fails again");
-    assert_eq!(replayed.seed, failure.seed);
-    assert_eq!(replayed.tries, 1);
     assert_eq!(replayed.message, failure.message);
     assert_eq!(replayed.trace.to_string(), failure.trace.to_string());
     failure

@@ -4,11 +4,14 @@
 //! pooled actor holds no thread and no stack, so this is all of it. One
 //! test function: the count is process-wide.
 //!
-//! The design's aim is 512 bytes; today's cell is bigger than that on its
-//! own (1408 bytes on x86-64 for an 8-byte state: the mailbox enum sits
-//! inline at the size of its largest kind, two cache-padded lines of
-//! `SegmentedMpsc`, and the counters are cache-padded too), so this test
-//! holds the line at 2 KiB until the cell's layout is reworked.
+//! The design's aim is 512 bytes. Measured here on x86-64 for an 8-byte
+//! state: 640 (it was 2,107 before the cell's layout was reworked: the
+//! lock-free mailboxes are boxed, the counters are placed rather than
+//! padded, supervision's state is made on first use). What is left: the
+//! cell, 448 with its reference counts (its small `BQueueBatched` mailbox
+//! 184 of that); the actor's lock, 48; its instance name, 40; the pool's
+//! hook, 88. The test holds that line, with a little room for the first
+//! activation's spent build box.
 
 use std::alloc::{GlobalAlloc, Layout, System as Sys};
 use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
@@ -58,10 +61,10 @@ impl Idle {
 }
 
 /// Heap bytes per idle pooled actor, beyond its state, most allowed.
-const BUDGET: usize = 2048;
+const BUDGET: usize = 672;
 
 #[test]
-fn an_idle_pooled_actor_holds_no_thread_and_at_most_2_kib_beyond_its_state() {
+fn an_idle_pooled_actor_holds_no_thread_and_at_most_672_bytes_beyond_its_state() {
     let system = System::with_config(SystemConfig {
         pool: PoolConfig::new().workers(1),
         ..SystemConfig::default()

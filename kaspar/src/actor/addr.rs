@@ -93,7 +93,7 @@ impl<A: Actor> Addr<A> {
     pub fn stats(&self) -> ActorStats {
         ActorStats {
             name: self.cell.instance.name(),
-            ..self.cell.stats.snapshot()
+            ..self.cell.counters()
         }
     }
 

@@ -50,7 +50,7 @@ impl<A: Actor> Observed for ActorCell<A> {
     fn observe(&self) -> Observation {
         Observation {
             target: self.target(),
-            stats: self.stats.snapshot(),
+            stats: self.counters(),
             latency: self.stats.latency.get().map(|l| l.snapshot(A::CLASSES)),
             queued: self.inbox.len(),
             stopped: self.is_stopped(),

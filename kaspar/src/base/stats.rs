@@ -1,19 +1,24 @@
 //! Per-actor metrics.
 //!
 //! Counters updated while the actor's lock is held (`handled`,
-//! `void_inline`) are written with a plain load + store, not an atomic
-//! read-modify-write: only the lock holder writes them. They sit on a cache
-//! line of their own (`CachePadded`), apart from the lock and from the
-//! shared counters, so the holder's writes do not bounce a line that other
-//! threads write. Counters of refusals and fallbacks are off the fast path,
-//! written by any thread, and use `fetch_add`.
+//! `void_inline`, in [`LockedCounters`]) are written with a plain load +
+//! store, not an atomic read-modify-write: only the lock holder writes
+//! them. Counters of refusals and fallbacks ([`SharedCounters`]) are off the
+//! fast path, written by any thread, and use `fetch_add`; their first,
+//! the mailbox's high-water mark, is read by every push.
+//!
+//! The two groups are not padded to cache lines of their own (that made
+//! every actor cell 384 bytes of counters, aligned to 128). Instead the
+//! actor cell places them apart: the lock holder's counters beside the
+//! state the holder writes anyway, the shared ones beside the mailbox that
+//! senders write anyway, and at least 64 bytes of fields that are written
+//! rarely between the two (`ActorCell`'s layout), so that a handled
+//! message does not take the line a sender reads the high-water mark from.
 
 use std::sync::{Arc, OnceLock};
 
 use crate::base::latency::Latencies;
 use crate::base::sync::{AtomicU64, Ordering::Relaxed};
-
-use crossbeam_utils::CachePadded;
 
 /// A snapshot of one actor's counters, from [`Addr::stats`](crate::Addr::stats).
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
@@ -73,15 +78,17 @@ impl LockedCounters {
     }
 }
 
-/// Written by any thread, off the fast path.
+/// Written by any thread, off the fast path. The high-water mark first:
+/// it is read by every push, and sits next to the mailbox in the cell.
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct SharedCounters {
+    pub(crate) mailbox_high_water: AtomicU64,
     pub(crate) void_queued: AtomicU64,
     pub(crate) busy: AtomicU64,
     pub(crate) cycles: AtomicU64,
     pub(crate) deadlocks: AtomicU64,
     pub(crate) panics: AtomicU64,
-    pub(crate) mailbox_high_water: AtomicU64,
     pub(crate) dead_letters: AtomicU64,
     pub(crate) restarts: AtomicU64,
 }
@@ -102,10 +109,12 @@ impl SharedCounters {
     }
 }
 
+/// The counters any thread writes, and the handler service times. The lock
+/// holder's counters ([`LockedCounters`]) live apart, in the cell.
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct Stats {
-    pub(crate) locked: CachePadded<LockedCounters>,
-    pub(crate) shared: CachePadded<SharedCounters>,
+    pub(crate) shared: SharedCounters,
     /// Handler service times per class, once the actor was spawned with
     /// `record_latency(true)`. Set once by the spawner, which may be after
     /// the address is out (`System::prepare`), hence a `OnceLock`.
@@ -113,12 +122,12 @@ pub(crate) struct Stats {
 }
 
 impl Stats {
-    pub(crate) fn snapshot(&self) -> ActorStats {
+    pub(crate) fn snapshot(&self, locked: &LockedCounters) -> ActorStats {
         let s = &self.shared;
         ActorStats {
             name: None,
-            handled: self.locked.handled.load(Relaxed),
-            void_inline: self.locked.void_inline.load(Relaxed),
+            handled: locked.handled.load(Relaxed),
+            void_inline: locked.void_inline.load(Relaxed),
             void_queued: s.void_queued.load(Relaxed),
             busy: s.busy.load(Relaxed),
             cycles: s.cycles.load(Relaxed),

@@ -198,7 +198,7 @@ impl<A: Actor> Call<'_, A> {
                 // Counted after the handler (still under the lock), so a
                 // handler reading its own stats cannot see how it was
                 // reached.
-                cell.stats.locked.void_inline();
+                cell.locked.void_inline();
                 if let Err(payload) = run {
                     restart::on_panic(entered, <A as Handler<M>>::CLASS, payload);
                 }

@@ -59,7 +59,7 @@ impl<'a, A: Actor> Entered<'a, A> {
     #[inline(always)]
     pub(super) fn count(&self, class: ClassId) {
         if class != ClassId::LIFECYCLE {
-            self.cell.stats.locked.handled();
+            self.cell.locked.handled();
         }
         #[cfg(feature = "console")]
         self.current.admitted(&self.cell.edges);

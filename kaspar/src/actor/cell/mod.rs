@@ -45,7 +45,7 @@ use crate::actor::traits::{Actor, ActorConfig};
 use crate::base::clock::Clock;
 use crate::base::ids::ActorId;
 use crate::base::latency::Latencies;
-use crate::base::stats::{SharedCounters, Stats};
+use crate::base::stats::{ActorStats, LockedCounters, SharedCounters, Stats};
 use crate::base::sync::{AtomicU8, AtomicUsize, Ordering};
 use crate::error::SendError;
 use crate::error::Target;
@@ -87,41 +87,62 @@ pub(crate) const VACANT: u8 = 8;
 /// actor's entry tests exactly what it tested before timing existed.
 pub(crate) const TIMED: u8 = 16;
 
+/// The fields are laid out in four bands (hence `repr(C)`), so that no
+/// cache line is written by both a sender and the lock holder without
+/// need, and without padding the cell to 128-byte lines (that made an
+/// idle pooled actor's cell 1,408 bytes):
+///
+/// 1. read by every entry and push, written at most at a state change:
+///    the lock's address, the flags, the names a frame shows;
+/// 2. cold (supervision, latency): a gap between band 1 and the mailbox;
+/// 3. what senders write: the mailbox (inline for the small blocking
+///    kinds, a pointer to the padded queue for the lock-free ones) and the
+///    shared counters, the high-water mark that every push reads first;
+/// 4. after at least 64 more bytes that are written rarely (the shared
+///    refusal counters, the instance, the home, the clock): what the lock
+///    holder writes on every handled message, its counters and the state.
+#[repr(C)]
 pub(crate) struct ActorCell<A: Actor> {
-    lock: Arc<ActorLock>,
+    // Band 1.
     /// `lock`'s address, read by every entry: one load where dereferencing
     /// the `Arc` would add its header offset on the way.
     lock_at: LockAt,
+    lock: Arc<ActorLock>,
+    pub(crate) id: ActorId,
+    /// The actor as its frames on a call chain name it (a copy of `id` and
+    /// the type's names): a frame is a pointer to this and a class.
+    head: FrameHead,
     /// `STOPPED | HALTED | RESTART_PENDING | VACANT | TIMED`, written only
     /// by the lock holder (so a `Relaxed` read under the lock sees the
     /// latest value), except `TIMED`, which the spawner may set at any
     /// time; every write is a read-modify-write, so none is lost. Zero on
     /// the fast path: entry tests it once.
     flags: AtomicU8,
-    pub(crate) stats: Stats,
-    state: StateCell<A>,
-    pub(crate) id: ActorId,
-    /// The actor as its frames on a call chain name it (a copy of `id` and
-    /// the type's names): a frame is a pointer to this and a class.
-    head: FrameHead,
     pub(crate) policy: CyclePolicy,
-    pub(crate) inbox: Inbox<Queued<A::Msg>>,
-    pub(crate) clock: Clock,
+    // Band 2.
     pub(crate) sup: Supervisor<A>,
+    /// Its senders and their counts, for the console's actor graph.
+    #[cfg(feature = "console")]
+    pub(crate) edges: crate::actor::edges::Edges,
+    // Band 3.
+    pub(crate) inbox: Inbox<Queued<A::Msg>>,
+    pub(crate) stats: Stats,
+    // Band 4: `stats`'s refusal counters and latency, and these.
+    /// Its instance name and system; never read on a delivery's way in.
+    pub(crate) instance: Instance,
+    pub(crate) clock: Clock,
     /// Home id (`ThreadState::home_id`, never reused) of the thread that
     /// runs this actor's loop (see [`bind_home`](Self::bind_home)), or 0
     /// before it started and after it stopped. Read on entry only for a
     /// thread-bound actor (`ActorConfig::THREAD_BOUND`).
     home: AtomicUsize,
+    /// Written by the lock holder on every handled message.
+    pub(crate) locked: LockedCounters,
     /// Whether the state of this `Exclusive` group member is borrowed right
     /// now (one of its handlers is running). It stands in for the
     /// call-chain scan on the intra-group path (module docs).
     entered: EnteredFlag,
-    /// Its instance name and system; never read on a delivery's way in.
-    pub(crate) instance: Instance,
-    /// Its senders and their counts, for the console's actor graph.
-    #[cfg(feature = "console")]
-    pub(crate) edges: crate::actor::edges::Edges,
+    state: StateCell<A>,
 }
 
 /// The address of the `ActorLock` inside a cell's `Arc<ActorLock>`.
@@ -211,6 +232,7 @@ impl<A: Actor> ActorCell<A> {
             lock,
             flags: AtomicU8::new(if actor.is_some() { 0 } else { VACANT }),
             stats: Stats::default(),
+            locked: LockedCounters::default(),
             state: StateCell(UnsafeCell::new(actor)),
             id,
             head: FrameHead {
@@ -338,6 +360,11 @@ impl<A: Actor> ActorCell<A> {
 
     pub(crate) fn shared_counters(&self) -> &SharedCounters {
         &self.stats.shared
+    }
+
+    /// A snapshot of the actor's counters (without its name).
+    pub(crate) fn counters(&self) -> ActorStats {
+        self.stats.snapshot(&self.locked)
     }
 
     /// Whether the actor is stopped for good: its `stopped` hook ran

@@ -78,11 +78,7 @@ fn an_entry_takes_the_lock_pushes_a_frame_and_undoes_both_after() {
     .unwrap();
     assert_eq!(cell.lock.owner(), 0, "released after the entry");
     assert!(chain::snapshot().is_empty(), "frame popped after the entry");
-    assert_eq!(
-        cell.stats.snapshot().handled,
-        1,
-        "a handler entry is counted"
-    );
+    assert_eq!(cell.counters().handled, 1, "a handler entry is counted");
     // SAFETY: no entry is live.
     assert_eq!(unsafe { (*cell.state.0.get()).as_ref().unwrap().seen }, 1);
 }
@@ -103,8 +99,8 @@ fn a_second_entry_on_the_same_thread_is_a_cycle_and_leaves_the_lock_alone() {
     })
     .ok()
     .unwrap();
-    assert_eq!(cell.stats.snapshot().cycles, 2);
-    assert_eq!(cell.stats.snapshot().handled, 1);
+    assert_eq!(cell.counters().cycles, 2);
+    assert_eq!(cell.counters().handled, 1);
 }
 
 #[test]
@@ -147,11 +143,7 @@ fn a_stopped_actor_refuses_entry_and_releases_the_lock_it_took() {
     assert_eq!(refusal(ran), "closed");
     assert_eq!(cell.lock.owner(), 0);
     assert!(chain::snapshot().is_empty());
-    assert_eq!(
-        cell.stats.snapshot().handled,
-        0,
-        "a refused entry is not counted"
-    );
+    assert_eq!(cell.counters().handled, 0, "a refused entry is not counted");
 }
 
 #[test]
@@ -205,7 +197,7 @@ fn a_lifecycle_entry_is_not_counted_as_handled() {
     )
     .ok()
     .unwrap();
-    assert_eq!(cell.stats.snapshot().handled, 0);
+    assert_eq!(cell.counters().handled, 0);
 }
 
 #[test]
@@ -313,4 +305,25 @@ fn home_ids_are_never_reused_by_later_threads() {
     let here = chain::this_thread().home_id();
     assert_eq!(here, chain::this_thread().home_id(), "stable on its thread");
     assert!(!seen.contains(&here));
+}
+
+#[test]
+fn what_the_lock_holder_writes_is_a_cache_line_away_from_what_senders_touch() {
+    use std::mem::{offset_of, size_of};
+    type Cell = ActorCell<Counter>;
+    // The high-water mark every push reads, and the end of the mailbox
+    // that pushes write (band 3 of the layout).
+    let high_water = offset_of!(Cell, stats)
+        + offset_of!(Stats, shared)
+        + offset_of!(SharedCounters, mailbox_high_water);
+    let inbox_end = offset_of!(Cell, inbox) + size_of::<Inbox<Queued<Ping>>>();
+    // What every handled message writes (band 4).
+    let holder = offset_of!(Cell, locked).min(offset_of!(Cell, state));
+    assert!(
+        holder >= high_water + 8 + 64 && holder >= inbox_end + 64,
+        "high water at {high_water}, mailbox ends at {inbox_end}, holder's fields at {holder}"
+    );
+    // Nothing in the cell asks for more than a word's alignment: no
+    // padding to 128-byte lines (the lock-free queues keep theirs, boxed).
+    assert!(std::mem::align_of::<Cell>() <= 16);
 }

@@ -29,9 +29,10 @@ struct Hook<A: Actor> {
     /// Weak: the hook lives inside the cell (in its mailbox).
     cell: Weak<ActorCell<A>>,
     pool: Arc<Shared>,
-    /// Its slot in the pool's member list.
-    slot: usize,
-    max_batch: usize,
+    /// Its slot in the pool's member list (`u32`s: an idle pooled
+    /// actor's every word counts, and no pool holds 2^32 members).
+    slot: u32,
+    max_batch: u32,
     /// Locked by the running activation. Only one activation is ever
     /// scheduled at a time (module docs of `sched`); the next one can
     /// start the moment this one has set the mailbox idle, and waits here
@@ -40,8 +41,9 @@ struct Hook<A: Actor> {
 }
 
 struct Run<A: Actor> {
-    /// The state's build and `started`, for the first activation.
-    init: Option<Init<A>>,
+    /// The state's build and `started`, for the first activation. Boxed:
+    /// it is spent once, and inline it would stay in every idle actor.
+    init: Option<Box<Init<A>>>,
     /// Reused by every activation: allocated on the first message.
     batch: Vec<A::Msg>,
     /// The actor stopped and left the pool: a stale schedule finds
@@ -102,10 +104,10 @@ pub(crate) fn attach<A: Actor>(
     let hook = Hook {
         cell: Arc::downgrade(cell),
         pool: Arc::clone(pool),
-        slot,
-        max_batch: max_batch.max(1),
+        slot: u32::try_from(slot).expect("kaspar: a pool holds fewer than 2^32 actors"),
+        max_batch: u32::try_from(max_batch.max(1)).unwrap_or(u32::MAX),
         run: parking_lot::Mutex::new(Run {
-            init: Some(init),
+            init: Some(Box::new(init)),
             batch: Vec::new(),
             done: false,
             #[cfg(feature = "journal")]
@@ -130,7 +132,7 @@ impl<A: Actor> Runnable for ActorCell<A> {
             if run.done {
                 return None;
             }
-            match activate(&self, &mut run, budget, hook.max_batch) {
+            match activate(&self, &mut run, budget, hook.max_batch as usize) {
                 Ran::Again => true,
                 Ran::Idle => {
                     // An idle pooled actor keeps a few slots, not its
@@ -143,7 +145,7 @@ impl<A: Actor> Runnable for ActorCell<A> {
                 Ran::Done => {
                     run.done = true;
                     drop(run);
-                    hook.pool.leave(hook.slot);
+                    hook.pool.leave(hook.slot as usize);
                     false
                 }
             }
@@ -199,7 +201,7 @@ fn activate<A: Actor>(
     } = run;
     let served = catch_unwind(AssertUnwindSafe(|| {
         if let Some(init) = init.take() {
-            first(cell, init);
+            first(cell, *init);
         }
         let mailbox = cell
             .inbox

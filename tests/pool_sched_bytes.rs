@@ -4,14 +4,13 @@
 //! pooled actor holds no thread and no stack, so this is all of it. One
 //! test function: the count is process-wide.
 //!
-//! The design's aim is 512 bytes. Measured here on x86-64 for an 8-byte
-//! state: 640 (it was 2,107 before the cell's layout was reworked: the
-//! lock-free mailboxes are boxed, the counters are placed rather than
-//! padded, supervision's state is made on first use). What is left: the
-//! cell, 448 with its reference counts (its small `BQueueBatched` mailbox
-//! 184 of that); the actor's lock, 48; its instance name, 40; the pool's
-//! hook, 88. The test holds that line, with a little room for the first
-//! activation's spent build box.
+//! The design's aim is 512 bytes, and this test holds it: on x86-64, for
+//! an 8-byte state, 504 (it was 2,107 before the cell's layout was
+//! reworked). Where they are: the cell, 368 with its reference counts (its
+//! small `BQueueBatched` mailbox 152 of that); the actor's lock, 48; the
+//! pool's hook, 80; its slot in the pool's member list, 16. Counted once
+//! the first activations have run: an actor whose start-up has not run
+//! yet still holds its start-up box.
 
 use std::alloc::{GlobalAlloc, Layout, System as Sys};
 use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
@@ -61,10 +60,25 @@ impl Idle {
 }
 
 /// Heap bytes per idle pooled actor, beyond its state, most allowed.
-const BUDGET: usize = 672;
+const BUDGET: usize = 512;
+
+/// The live bytes once they stop changing (1 ms apart, for up to 5 s):
+/// the pool's worker has run what was scheduled.
+fn settled() -> isize {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut last = LIVE.load(Relaxed);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        let now = LIVE.load(Relaxed);
+        if now == last || std::time::Instant::now() > deadline {
+            return now;
+        }
+        last = now;
+    }
+}
 
 #[test]
-fn an_idle_pooled_actor_holds_no_thread_and_at_most_672_bytes_beyond_its_state() {
+fn an_idle_pooled_actor_holds_no_thread_and_at_most_512_bytes_beyond_its_state() {
     let system = System::with_config(SystemConfig {
         pool: PoolConfig::new().workers(1),
         ..SystemConfig::default()
@@ -78,7 +92,9 @@ fn an_idle_pooled_actor_holds_no_thread_and_at_most_672_bytes_beyond_its_state()
     for _ in 0..count {
         addrs.push(system.spawn(Idle { n: 0 }).pooled().start());
     }
-    let after = LIVE.load(Relaxed);
+    // Idle means started: each actor's first activation (which builds
+    // and drops its spent start-up box) has run on the worker.
+    let after = settled();
     let per_actor = (after - before) as usize / count;
     let state = std::mem::size_of::<Idle>();
     let beyond = per_actor - state;
@@ -97,8 +113,10 @@ fn an_idle_pooled_actor_holds_no_thread_and_at_most_672_bytes_beyond_its_state()
     }
     let used = (LIVE.load(Relaxed) - before) as usize / count;
     eprintln!("after a message each, idle again: {used} heap bytes per actor");
+    // It keeps a few slots of room between activations: its mailbox's and
+    // its batch's (4 each after one message: 264 bytes here).
     assert!(
-        used - state <= BUDGET + 256,
+        used - state <= BUDGET + 288,
         "{used} bytes per actor after a message"
     );
     // A burst is given back when the actor goes idle again.

@@ -7,7 +7,7 @@ use crate::actor::cell::ActorCell;
 use crate::actor::traits::{Actor, ActorConfig, Handler};
 use crate::base::ids::ActorId;
 use crate::base::latency::LatencyStats;
-use crate::base::stats::{ActorStats, SharedCounters};
+use crate::base::stats::{ActorStats, Rare};
 use crate::base::timer::{Fired, QueueKey};
 use crate::error::{SendError, Target};
 use crate::reply::{Ask, AskTarget, Asked, ReplySink, ReplyTo};
@@ -56,7 +56,7 @@ impl<A: Actor> Addr<A> {
 
     /// The actor's identity.
     pub fn id(&self) -> ActorId {
-        self.cell.id
+        self.cell.id()
     }
 
     /// The actor's type name: `#[actor(name = "...")]` if it gives one,
@@ -269,7 +269,7 @@ where
         match self.push(S::envelope(reply, ReplyTo::nobody())) {
             Ok(len) => self.shared_counters().saw_len(len),
             Err(e) => {
-                SharedCounters::bump(&self.shared_counters().dead_letters);
+                self.shared_counters().bump(Rare::DeadLetters);
                 let (reply, _) = S::open(e.into_inner());
                 self.sup
                     .dead

@@ -10,10 +10,7 @@ use std::sync::{Arc, OnceLock, Weak};
 #[derive(Clone)]
 pub(crate) struct Instance {
     /// The name given at spawn (a group member's: its group's), if any.
-    /// Set once: when the cell is made, or, for a prepared actor or group,
-    /// later but before it starts ([`set_name`](Self::set_name)). Shared by
-    /// the clones.
-    name: Arc<OnceLock<Arc<str>>>,
+    name: Name,
     /// The system that started the actor, type-erased (the system layer
     /// sits above this one and downcasts it back). Weak: the system holds
     /// its actors, so a strong link back would keep both alive. Dangling
@@ -21,44 +18,74 @@ pub(crate) struct Instance {
     pub(crate) system: Weak<dyn Any + Send + Sync>,
 }
 
+/// An instance's name.
+#[derive(Clone)]
+enum Name {
+    /// Given when the cell was made, for good: an actor spawned and
+    /// started in one go, which is most of them. Nothing allocated.
+    Fixed(Option<Arc<str>>),
+    /// Set once, later but before it starts ([`Instance::set_name`]): a
+    /// prepared actor, or a group. Shared by the clones.
+    Late(Arc<OnceLock<Arc<str>>>),
+}
+
 impl Instance {
-    /// A named or unnamed actor of `system`.
+    /// An actor of `system` named (or not) for good.
     pub(crate) fn new(name: Option<Arc<str>>, system: Weak<dyn Any + Send + Sync>) -> Self {
         Instance {
-            name: Arc::new(name.map_or_else(OnceLock::new, OnceLock::from)),
+            name: Name::Fixed(name),
             system,
         }
     }
 
-    /// An unnamed actor that no system started.
+    /// An actor or group of `system` that may be named later, once
+    /// ([`set_name`](Self::set_name)); its clones share the name.
+    pub(crate) fn late(name: Option<Arc<str>>, system: Weak<dyn Any + Send + Sync>) -> Self {
+        Instance {
+            name: Name::Late(Arc::new(name.map_or_else(OnceLock::new, OnceLock::from))),
+            system,
+        }
+    }
+
+    /// An unnamed actor that no system started (it may be named later).
     pub(crate) fn detached() -> Self {
-        Instance::new(None, Weak::<()>::new())
+        Instance::late(None, Weak::<()>::new())
     }
 
     /// The name given at spawn, if any.
     pub(crate) fn name(&self) -> Option<Arc<str>> {
-        self.name.get().cloned()
+        match &self.name {
+            Name::Fixed(name) => name.clone(),
+            Name::Late(slot) => slot.get().cloned(),
+        }
     }
 
     /// The name given at spawn, if any, borrowed: no reference count
     /// touched (a span per handled message records it).
     #[cfg(feature = "tracing")]
     pub(crate) fn name_str(&self) -> Option<&str> {
-        self.name.get().map(|n| &**n)
+        match &self.name {
+            Name::Fixed(name) => name.as_deref(),
+            Name::Late(slot) => slot.get().map(|n| &**n),
+        }
     }
 
     /// Names an unnamed instance (and every clone of it): a prepared actor
     /// or group, before it starts. What was made from it before (a
     /// [`Target`](crate::Target) in an error, a dead letter) keeps showing
     /// it unnamed. `Err` with the name it has if it has one.
+    ///
+    /// # Panics
+    ///
+    /// If the instance was made by [`new`](Self::new): its name is fixed,
+    /// and only prepared actors and groups are named later.
     pub(crate) fn set_name(&self, name: Arc<str>) -> Result<(), Arc<str>> {
-        match self.name.set(name) {
+        let Name::Late(slot) = &self.name else {
+            panic!("kaspar: an actor spawned in one go cannot be named afterwards");
+        };
+        match slot.set(name) {
             Ok(()) => Ok(()),
-            Err(_) => Err(self
-                .name
-                .get()
-                .cloned()
-                .expect("a OnceLock that refused is set")),
+            Err(_) => Err(slot.get().cloned().expect("a OnceLock that refused is set")),
         }
     }
 }
@@ -76,8 +103,11 @@ mod tests {
         assert_eq!(a.name().as_deref(), Some("desk"));
         assert_eq!(a.set_name("other".into()).unwrap_err().as_ref(), "desk");
         assert_eq!(b.name().as_deref(), Some("desk"));
-        let named = Instance::new(Some("book".into()), Weak::<()>::new());
+        let named = Instance::late(Some("book".into()), Weak::<()>::new());
         assert!(named.set_name("again".into()).is_err());
         assert_eq!(named.name().as_deref(), Some("book"));
+        let fixed = Instance::new(Some("gateway".into()), Weak::<()>::new());
+        assert_eq!(fixed.clone().name().as_deref(), Some("gateway"));
+        assert_eq!(Instance::new(None, Weak::<()>::new()).name(), None);
     }
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::actor::addr::Addr;
 use crate::actor::cell::ActorCell;
 use crate::actor::traits::{Actor, Handler};
-use crate::base::stats::SharedCounters;
+use crate::base::stats::Rare;
 use crate::error::Target;
 use crate::failure::dead_letters::{DeadLetter, DeadLetterReason, DeadLetters, LetterBox};
 use crate::failure::supervision::ExitReason;
@@ -34,7 +34,7 @@ impl DeadLetters {
         msg: A::Msg,
         reason: DeadLetterReason,
     ) {
-        SharedCounters::bump(&cell.stats.shared.dead_letters);
+        cell.stats.shared.bump(Rare::DeadLetters);
         let class = class_name::<A>(&msg);
         self.post(DeadLetter {
             target: cell.target(),

@@ -11,7 +11,7 @@ use crate::actor::addr::Addr;
 use crate::actor::cell::{ActorCell, Entered, Held, HALTED, RESTART_PENDING, STOPPED, VACANT};
 use crate::actor::traits::{Actor, Handler};
 use crate::base::ids::ClassId;
-use crate::base::stats::SharedCounters;
+use crate::base::stats::Rare;
 use crate::failure::dead_letters::{DeadLetter, DeadLetterReason, DeadLetters};
 use crate::failure::supervision::{ExitReason, Restarted, Supervision, Terminated, Verdict};
 use crate::failure::{drop_quietly, quietly};
@@ -75,8 +75,8 @@ pub(crate) fn on_panic<A: Actor>(
     #[cfg(feature = "journal")]
     HANDLER_PANICS.with(|n| n.set(n.get() + 1));
     let cell = entered.cell();
-    SharedCounters::bump(&cell.stats.shared.panics);
-    SharedCounters::bump(&cell.stats.shared.dead_letters);
+    cell.stats.shared.bump(Rare::Panics);
+    cell.stats.shared.bump(Rare::DeadLetters);
     cell.sup.dead.post(DeadLetter {
         target: cell.target(),
         class: A::CLASSES
@@ -125,7 +125,7 @@ fn restart<A: Actor>(entered: &mut Entered<'_, A>, factory: &(dyn Fn() -> A + Se
     let fresh = match quietly(factory) {
         Some(fresh) => fresh,
         None => {
-            SharedCounters::bump(&cell.stats.shared.panics);
+            cell.stats.shared.bump(Rare::Panics);
             halt(entered, ExitReason::Panicked);
             return;
         }
@@ -134,7 +134,7 @@ fn restart<A: Actor>(entered: &mut Entered<'_, A>, factory: &(dyn Fn() -> A + Se
         Ok(old) => {
             // A panicking destructor must not take the caller down.
             if drop_quietly(old) > 0 {
-                SharedCounters::bump(&cell.stats.shared.panics);
+                cell.stats.shared.bump(Rare::Panics);
             }
         }
         Err(_) => {
@@ -142,7 +142,7 @@ fn restart<A: Actor>(entered: &mut Entered<'_, A>, factory: &(dyn Fn() -> A + Se
             return;
         }
     }
-    SharedCounters::bump(&cell.stats.shared.restarts);
+    cell.stats.shared.bump(Rare::Restarts);
     let (restarts, watchers) = cell.sup.restarted();
     for w in watchers {
         w.deliver(Restarted {

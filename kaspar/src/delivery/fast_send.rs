@@ -29,7 +29,7 @@ use crate::actor::ctx::Ctx;
 use crate::actor::restart;
 use crate::actor::traits::{Actor, Handler};
 use crate::base::ids::ClassId;
-use crate::base::stats::SharedCounters;
+use crate::base::stats::Rare;
 use crate::error::{Delivered, FastSendError, SendError};
 use crate::guard::chain::CyclePolicy;
 use crate::guard::lock::Wait;
@@ -222,7 +222,7 @@ impl<A: Actor> Call<'_, A> {
             },
         };
         self.addr.send(msg)?;
-        SharedCounters::bump(&cell.stats.shared.void_queued);
+        cell.stats.shared.bump(Rare::VoidQueued);
         Ok(Delivered::Queued)
     }
 
@@ -349,7 +349,7 @@ fn refused<A: Actor, M>(cell: &ActorCell<A>, refusal: Refusal, msg: M) -> FastSe
     match refusal {
         Refusal::Cycle(chain) => FastSendError::Cycle { target, chain, msg },
         Refusal::Busy => {
-            SharedCounters::bump(&cell.stats.shared.busy);
+            cell.stats.shared.bump(Rare::Busy);
             FastSendError::Busy { target, msg }
         }
         Refusal::Deadlock(cycle) => FastSendError::Deadlock { target, cycle, msg },

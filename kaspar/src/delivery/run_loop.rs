@@ -20,7 +20,7 @@ use crate::actor::ctx::Ctx;
 use crate::actor::traits::Actor;
 use crate::actor::{letters, restart, trace};
 use crate::base::ids::ClassId;
-use crate::base::stats::SharedCounters;
+use crate::base::stats::Rare;
 use crate::failure::dead_letters::DeadLetterReason;
 use crate::failure::supervision::ExitReason;
 use crate::failure::{drop_quietly, quietly};
@@ -88,7 +88,7 @@ pub(crate) fn run<A: Actor>(cell: Arc<ActorCell<A>>, config: LoopConfig, init: I
         let state = cell.vacate(&held);
         drop(held);
         if drop_quietly(state) > 0 {
-            SharedCounters::bump(&cell.stats.shared.panics);
+            cell.stats.shared.bump(Rare::Panics);
         }
     }
     cell.clear_home();
@@ -144,7 +144,7 @@ fn serve_until_closed<A: Actor>(
 #[cold]
 #[inline(never)]
 pub(crate) fn die<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>) {
-    SharedCounters::bump(&cell.stats.shared.panics);
+    cell.stats.shared.bump(Rare::Panics);
     // Sends are refused (and hand their message back) from here on.
     cell.inbox.close();
     restart::notify_terminated(cell, ExitReason::Panicked);
@@ -179,7 +179,7 @@ pub(crate) fn build_under<A: Actor>(
     match quietly(factory) {
         Some(actor) => cell.fill(held, actor),
         None => {
-            SharedCounters::bump(&cell.stats.shared.panics);
+            cell.stats.shared.bump(Rare::Panics);
             cell.mark_stopped(held);
             cell.inbox.close();
             restart::notify_terminated(cell, ExitReason::Panicked);
@@ -204,7 +204,7 @@ pub(crate) fn stop_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
         let mut entered = cell.enter_held(held, ClassId::LIFECYCLE);
         let mut ctx = Ctx::new(cell);
         if quietly(|| A::stopped(entered.access(), &mut ctx)).is_none() {
-            SharedCounters::bump(&cell.stats.shared.panics);
+            cell.stats.shared.bump(Rare::Panics);
         }
     }
     cell.mark_stopped(held);
@@ -219,7 +219,7 @@ pub(crate) fn start_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
     let mut entered = cell.enter_held(held, ClassId::LIFECYCLE);
     let mut ctx = Ctx::new(cell);
     if quietly(|| A::started(entered.access(), &mut ctx)).is_none() {
-        SharedCounters::bump(&cell.stats.shared.panics);
+        cell.stats.shared.bump(Rare::Panics);
     }
 }
 

@@ -57,7 +57,7 @@ use crate::actor::trace::{self, Queued};
 use crate::actor::traits::Actor;
 use crate::base::clock::Clock;
 use crate::base::ids::Target;
-use crate::base::stats::SharedCounters;
+use crate::base::stats::Rare;
 use crate::delivery::run_loop::{self, LoopConfig};
 use crate::error::SendError;
 use crate::failure::dead_letters::DeadLetters;
@@ -341,7 +341,7 @@ impl GroupHold<'_> {
         }
         if self.thread_bound {
             if drop_quietly(cell.vacate(&self.held)) > 0 {
-                SharedCounters::bump(&cell.stats.shared.panics);
+                cell.stats.shared.bump(Rare::Panics);
             }
             cell.clear_home();
         }

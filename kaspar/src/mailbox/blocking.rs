@@ -20,7 +20,8 @@
 //!   `capacity` slots, so the ring still never grows and the swap never
 //!   allocates. The spare is allocated (once) by the first drain that
 //!   finds the queue spilled, the event that allocates the overflow; until
-//!   then drains copy;
+//!   then drains copy. A queue with no ring (`capacity` 0, the pooled
+//!   default) never has a spare, and holds only a pointer's room for it;
 //! * `sleeping` is set only by the consumer, only under the lock, and only
 //!   while the queue is empty and open, right before it waits on the
 //!   condition variable; a push that finds it set is the push that made the
@@ -43,6 +44,7 @@
 //! core draining up to a whole batch per acquisition.
 
 use std::collections::VecDeque;
+use std::sync::OnceLock;
 
 use super::park::{Polls, TaskSlot};
 use super::{Drained, IdleWait, Polled};
@@ -129,8 +131,10 @@ pub(super) struct Locked<T> {
     /// The consumer's second ring: a drain that takes the whole ring swaps
     /// it for this one under `state`'s lock, and moves the messages out
     /// after releasing it. Locked only by the consumer; empty between
-    /// drains; allocated when the queue first spills into the overflow.
-    spare: Mutex<VecDeque<T>>,
+    /// drains; made when a queue with a ring first spills into the
+    /// overflow (boxed: most queues never spill, and a pooled actor's has
+    /// no ring to swap).
+    spare: OnceLock<Box<Mutex<VecDeque<T>>>>,
     /// Set for a pooled consumer: a push that finds it `sleeping` (idle)
     /// schedules it instead of notifying `nonempty`.
     pub(super) task: TaskSlot,
@@ -139,8 +143,9 @@ pub(super) struct Locked<T> {
 #[derive(Debug)]
 struct State<T> {
     ring: VecDeque<T>,
-    capacity: usize,
     overflow: VecDeque<T>,
+    /// The ring's slots (a `u32` beside the flags: a word less per queue).
+    capacity: u32,
     closed: bool,
     /// The consumer is asleep on `nonempty`.
     sleeping: bool,
@@ -213,7 +218,8 @@ impl<T> Locked<T> {
         Locked {
             state: Mutex::new(State {
                 ring: VecDeque::with_capacity(capacity),
-                capacity,
+                capacity: u32::try_from(capacity)
+                    .expect("kaspar: a mailbox ring holds fewer than 2^32 slots"),
                 overflow: VecDeque::new(),
                 closed: false,
                 sleeping: false,
@@ -221,7 +227,7 @@ impl<T> Locked<T> {
             hint: AtomicUsize::new(0),
             nonempty: Condvar::new(),
             wakeups: AtomicU64::new(0),
-            spare: Mutex::new(VecDeque::new()),
+            spare: OnceLock::new(),
             task: TaskSlot::default(),
         }
     }
@@ -242,7 +248,7 @@ impl<T> Locked<T> {
         if st.closed {
             return Err(SendError::closed(msg));
         }
-        if st.overflow.is_empty() && st.ring.len() < st.capacity {
+        if st.overflow.is_empty() && st.ring.len() < st.capacity as usize {
             st.ring.push_back(msg);
         } else {
             st.overflow.push_back(msg);
@@ -348,10 +354,14 @@ impl<T> Locked<T> {
     /// keep at least `capacity` slots, so the swap allocates nothing.
     fn take(&self, mut st: MutexGuard<'_, State<T>>, out: &mut Vec<T>, max: usize) -> usize {
         let len = st.ring.len();
-        if len > FEW && len <= max && st.overflow.is_empty() {
-            let mut spare = self.spare.lock();
+        if let Some(spare) = self
+            .spare
+            .get()
+            .filter(|_| len > FEW && len <= max && st.overflow.is_empty())
+        {
+            let mut spare = spare.lock();
             debug_assert!(spare.is_empty(), "the spare is emptied after every swap");
-            if spare.capacity() >= st.capacity {
+            if spare.capacity() >= st.capacity as usize {
                 std::mem::swap(&mut st.ring, &mut *spare);
                 self.publish(&st);
                 drop(st);
@@ -360,18 +370,21 @@ impl<T> Locked<T> {
             }
         }
         let spilled = !st.overflow.is_empty();
-        let capacity = st.capacity;
+        let capacity = st.capacity as usize;
         let n = st.drain(out, max);
         if n > 0 {
             self.publish(&st);
         }
         drop(st);
-        if spilled {
+        if spilled && capacity > 0 {
             // The spare ring is allocated when the queue first spills,
             // alongside the overflow: a mailbox that stays shallow never
             // pays for it, and a later burst no larger than the first
             // allocates nothing (the allocation test's contract).
-            let mut spare = self.spare.lock();
+            let mut spare = self
+                .spare
+                .get_or_init(|| Box::new(Mutex::new(VecDeque::new())))
+                .lock();
             if spare.capacity() < capacity {
                 spare.reserve_exact(capacity);
             }
@@ -476,8 +489,8 @@ mod tests {
             }
             assert_eq!(q.try_pop_batch(&mut out, max), pushes);
             assert_eq!(q.len(), 0);
-            let spare_capacity = q.spare.lock().capacity();
-            assert!(q.spare.lock().is_empty());
+            let spare_capacity = q.spare.get().map_or(0, |s| s.lock().capacity());
+            assert!(q.spare.get().is_none_or(|s| s.lock().is_empty()));
             assert!(spare_capacity >= spare && (spare > 0 || spare_capacity == 0));
             assert!(q.state.lock().ring.capacity() >= 64);
         }

@@ -36,7 +36,8 @@ fn reserve<G: GroupSpec>(
         policy,
         &system.config.clock,
         &system.dead,
-        instance_of(system, name),
+        // A prepared group is named later; the members share the name.
+        instance_of(system, name, true),
     );
     #[cfg(any(feature = "metrics", feature = "console"))]
     for member in group::take_observed(&core) {

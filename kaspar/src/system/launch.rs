@@ -96,6 +96,7 @@ impl<A: Actor> Spawn<'_, A> {
                     self.mailbox,
                     self.policy,
                     self.name,
+                    false,
                 ));
                 self.system.observe(&cell);
                 cell
@@ -193,12 +194,14 @@ impl<A: Actor> Spawn<'_, A> {
 }
 
 /// A standalone actor's cell without its state: the address exists, sends
-/// queue up, and the state comes with the actor's thread.
+/// queue up, and the state comes with the actor's thread. `late`: it may be
+/// named after it is made (a prepared actor).
 pub(crate) fn vacant_cell<A: Actor>(
     system: &Arc<SystemInner>,
     mailbox: MailboxKind,
     policy: CyclePolicy,
     name: Option<Arc<str>>,
+    late: bool,
 ) -> ActorCell<A> {
     ActorCell::vacant(
         Arc::new(ActorLock::new(false)),
@@ -206,15 +209,25 @@ pub(crate) fn vacant_cell<A: Actor>(
         Inbox::Own(Mailbox::new(mailbox)),
         system.config.clock.clone(),
         system.dead.clone(),
-        instance_of(system, name),
+        instance_of(system, name, late),
     )
 }
 
 /// What a cell of `system` knows of itself: `name`, and a weak handle on
-/// `system` for its handlers' `Ctx::spawn`.
-pub(crate) fn instance_of(system: &Arc<SystemInner>, name: Option<Arc<str>>) -> Instance {
+/// `system` for its handlers' `Ctx::spawn`. `late`: it may be named
+/// later (a prepared actor, a group).
+pub(crate) fn instance_of(
+    system: &Arc<SystemInner>,
+    name: Option<Arc<str>>,
+    late: bool,
+) -> Instance {
     let strong: Arc<dyn std::any::Any + Send + Sync> = system.clone();
-    Instance::new(name, Arc::downgrade(&strong))
+    let system = Arc::downgrade(&strong);
+    if late {
+        Instance::late(name, system)
+    } else {
+        Instance::new(name, system)
+    }
 }
 
 /// Names the prepared actor `cell` (not started yet) `name`.

@@ -92,7 +92,8 @@ impl<A: Actor> fmt::Debug for Prepared<'_, A> {
 impl<'s, A: Actor> Prepared<'s, A> {
     pub(crate) fn new(system: &'s System, mailbox: MailboxKind) -> Self {
         let policy = A::POLICY.unwrap_or(system.config().policy);
-        let cell = Arc::new(vacant_cell(&system.inner, mailbox, policy, None));
+        // Named later, if at all (`Prepared::name`).
+        let cell = Arc::new(vacant_cell(&system.inner, mailbox, policy, None, true));
         system.inner.observe(&cell);
         let pledge = Pledge::new(cell.lock(), chain::thread_token());
         Prepared {

@@ -95,7 +95,7 @@ impl<'a, A: Actor> Entered<'a, A> {
         if !<A::Access as AccessMode>::REENTRANT {
             return true;
         }
-        let id = self.cell.id;
+        let id = self.cell.id();
         chain::snapshot()
             .frames()
             .iter()

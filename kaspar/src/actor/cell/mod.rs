@@ -45,7 +45,7 @@ use crate::actor::traits::{Actor, ActorConfig};
 use crate::base::clock::Clock;
 use crate::base::ids::ActorId;
 use crate::base::latency::Latencies;
-use crate::base::stats::{ActorStats, LockedCounters, SharedCounters, Stats};
+use crate::base::stats::{ActorStats, LockedCounters, Rare, SharedCounters, Stats};
 use crate::base::sync::{AtomicU8, AtomicUsize, Ordering};
 use crate::error::SendError;
 use crate::error::Target;
@@ -93,7 +93,8 @@ pub(crate) const TIMED: u8 = 16;
 /// idle pooled actor's cell 1,408 bytes):
 ///
 /// 1. read by every entry and push, written at most at a state change:
-///    the lock's address, the flags, the names a frame shows;
+///    the lock's address, the flags, the names a frame shows (and a group
+///    member's `entered` mark, which only its group's thread writes);
 /// 2. cold (supervision, latency): a gap between band 1 and the mailbox;
 /// 3. what senders write: the mailbox (inline for the small blocking
 ///    kinds, a pointer to the padded queue for the lock-free ones) and the
@@ -105,12 +106,12 @@ pub(crate) const TIMED: u8 = 16;
 pub(crate) struct ActorCell<A: Actor> {
     // Band 1.
     /// `lock`'s address, read by every entry: one load where dereferencing
-    /// the `Arc` would add its header offset on the way.
+    /// the `Arc` would add its header offset on the way (two instructions
+    /// per `fast_send`, four on the intra-group path, by callgrind).
     lock_at: LockAt,
     lock: Arc<ActorLock>,
-    pub(crate) id: ActorId,
-    /// The actor as its frames on a call chain name it (a copy of `id` and
-    /// the type's names): a frame is a pointer to this and a class.
+    /// The actor as its frames on a call chain name it (its id and the
+    /// type's names): a frame is a pointer to this and a class.
     head: FrameHead,
     /// `STOPPED | HALTED | RESTART_PENDING | VACANT | TIMED`, written only
     /// by the lock holder (so a `Relaxed` read under the lock sees the
@@ -119,6 +120,13 @@ pub(crate) struct ActorCell<A: Actor> {
     /// the fast path: entry tests it once.
     flags: AtomicU8,
     pub(crate) policy: CyclePolicy,
+    /// Whether the state of this `Exclusive` group member is borrowed right
+    /// now (one of its handlers is running). It stands in for the
+    /// call-chain scan on the intra-group path (module docs). Written on
+    /// entry into a group member only, by the group's own thread, which
+    /// reads this band anyway; a byte beside the flags, where at the end
+    /// it would take a word of padding.
+    entered: EnteredFlag,
     // Band 2.
     pub(crate) sup: Supervisor<A>,
     /// Its senders and their counts, for the console's actor graph.
@@ -138,10 +146,6 @@ pub(crate) struct ActorCell<A: Actor> {
     home: AtomicUsize,
     /// Written by the lock holder on every handled message.
     pub(crate) locked: LockedCounters,
-    /// Whether the state of this `Exclusive` group member is borrowed right
-    /// now (one of its handlers is running). It stands in for the
-    /// call-chain scan on the intra-group path (module docs).
-    entered: EnteredFlag,
     state: StateCell<A>,
 }
 
@@ -234,7 +238,6 @@ impl<A: Actor> ActorCell<A> {
             stats: Stats::default(),
             locked: LockedCounters::default(),
             state: StateCell(UnsafeCell::new(actor)),
-            id,
             head: FrameHead {
                 actor: id,
                 names: const {
@@ -263,7 +266,7 @@ impl<A: Actor> ActorCell<A> {
     pub(crate) fn record_latency(&self) {
         self.stats
             .latency
-            .get_or_init(|| Latencies::new(A::CLASSES.len()));
+            .get_or_init(|| Box::new(Latencies::new(A::CLASSES.len())));
         self.raise(TIMED);
     }
 
@@ -287,8 +290,14 @@ impl<A: Actor> ActorCell<A> {
         }
     }
 
+    /// The actor's id.
+    #[inline]
+    pub(crate) fn id(&self) -> ActorId {
+        self.head.actor
+    }
+
     pub(crate) fn target(&self) -> Target {
-        Target::new(self.id, <A as ActorConfig>::NAME, self.instance.name())
+        Target::new(self.id(), <A as ActorConfig>::NAME, self.instance.name())
     }
 
     /// Queues an envelope for the actor's run loop. A push that must wait
@@ -330,7 +339,7 @@ impl<A: Actor> ActorCell<A> {
         match deadlock::before_wait(chain::thread_token(), on, || self.target()) {
             Ok(registered) => Ok(Some(registered)),
             Err(cycle) => {
-                SharedCounters::bump(&self.stats.shared.deadlocks);
+                self.stats.shared.bump(Rare::Deadlocks);
                 Err(cycle)
             }
         }

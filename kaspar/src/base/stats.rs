@@ -3,9 +3,10 @@
 //! Counters updated while the actor's lock is held (`handled`,
 //! `void_inline`, in [`LockedCounters`]) are written with a plain load +
 //! store, not an atomic read-modify-write: only the lock holder writes
-//! them. Counters of refusals and fallbacks ([`SharedCounters`]) are off the
-//! fast path, written by any thread, and use `fetch_add`; their first,
-//! the mailbox's high-water mark, is read by every push.
+//! them. Counters of refusals and fallbacks ([`Rare`], in
+//! [`SharedCounters`]) are off the fast path, written by any thread with
+//! `fetch_add`, and made on the first refusal; beside them, the mailbox's
+//! high-water mark is read by every push.
 //!
 //! The two groups are not padded to cache lines of their own (that made
 //! every actor cell 384 bytes of counters, aligned to 128). Instead the

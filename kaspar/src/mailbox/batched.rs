@@ -23,6 +23,10 @@ pub struct BQueueBatched<T>(Locked<T>);
 
 impl<T> BQueueBatched<T> {
     /// A queue whose ring holds `capacity` messages before spilling.
+    ///
+    /// # Panics
+    ///
+    /// If the ring cannot be allocated, or `capacity` is 2^32 or more.
     pub fn new(capacity: usize) -> Self {
         BQueueBatched(Locked::new(capacity))
     }

@@ -57,6 +57,10 @@ pub struct BQueue<T>(Locked<T>);
 
 impl<T> BQueue<T> {
     /// A queue whose ring holds `capacity` messages before spilling.
+    ///
+    /// # Panics
+    ///
+    /// If the ring cannot be allocated, or `capacity` is 2^32 or more.
     pub fn new(capacity: usize) -> Self {
         BQueue(Locked::new(capacity))
     }

@@ -95,13 +95,16 @@ pub(crate) const TIMED: u8 = 16;
 /// 1. read by every entry and push, written at most at a state change:
 ///    the lock's address, the flags, the names a frame shows (and a group
 ///    member's `entered` mark, which only its group's thread writes);
-/// 2. cold (supervision, latency): a gap between band 1 and the mailbox;
+/// 2. cold: supervision (and the console's edges, where built), which
+///    keeps band 1 off the mailbox's first bytes, though not a whole line
+///    away from them;
 /// 3. what senders write: the mailbox (inline for the small blocking
 ///    kinds, a pointer to the padded queue for the lock-free ones) and the
-///    shared counters, the high-water mark that every push reads first;
-/// 4. after at least 64 more bytes that are written rarely (the shared
-///    refusal counters, the instance, the home, the clock): what the lock
-///    holder writes on every handled message, its counters and the state.
+///    high-water mark that every push reads;
+/// 4. after at least 64 bytes that are written rarely (the pointers to the
+///    refusal counters and the latency histograms, the instance, the
+///    clock, the home): what the lock holder writes on every handled
+///    message, its counters and the state. A unit test checks the 64.
 #[repr(C)]
 pub(crate) struct ActorCell<A: Actor> {
     // Band 1.
@@ -135,7 +138,7 @@ pub(crate) struct ActorCell<A: Actor> {
     // Band 3.
     pub(crate) inbox: Inbox<Queued<A::Msg>>,
     pub(crate) stats: Stats,
-    // Band 4: `stats`'s refusal counters and latency, and these.
+    // Band 4: `stats` past the high-water mark, and these.
     /// Its instance name and system; never read on a delivery's way in.
     pub(crate) instance: Instance,
     pub(crate) clock: Clock,

@@ -13,7 +13,7 @@
 //! yet still holds its start-up box.
 
 use std::alloc::{GlobalAlloc, Layout, System as Sys};
-use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::Relaxed};
 
 use kaspar::prelude::*;
 use kaspar::{PoolConfig, SystemConfig};
@@ -50,6 +50,9 @@ pub struct Idle {
     n: u64,
 }
 
+/// Actors whose first activation (start-up) has run.
+static STARTED: AtomicUsize = AtomicUsize::new(0);
+
 #[actor]
 impl Idle {
     #[handler(u64)]
@@ -57,18 +60,27 @@ impl Idle {
         self.n += k;
         self.n
     }
+
+    #[started]
+    fn started(&mut self, _ctx: &mut Ctx<Self>) {
+        STARTED.fetch_add(1, Relaxed);
+    }
 }
 
 /// Heap bytes per idle pooled actor, beyond its state, most allowed.
 const BUDGET: usize = 512;
 
-/// The live bytes once they stop changing (1 ms apart, for up to 5 s):
-/// the pool's worker has run what was scheduled.
-fn settled() -> isize {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+/// The live bytes once `started` actors have run their first activation
+/// (which drops its spent start-up box) and the bytes stop changing for
+/// 10 ms (the last activation returning), or after 10 s.
+fn settled(started: usize) -> isize {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while STARTED.load(Relaxed) < started && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     let mut last = LIVE.load(Relaxed);
     loop {
-        std::thread::sleep(std::time::Duration::from_millis(1));
+        std::thread::sleep(std::time::Duration::from_millis(10));
         let now = LIVE.load(Relaxed);
         if now == last || std::time::Instant::now() > deadline {
             return now;
@@ -94,7 +106,7 @@ fn an_idle_pooled_actor_holds_no_thread_and_at_most_512_bytes_beyond_its_state()
     }
     // Idle means started: each actor's first activation (which builds
     // and drops its spent start-up box) has run on the worker.
-    let after = settled();
+    let after = settled(count + 1);
     let per_actor = (after - before) as usize / count;
     let state = std::mem::size_of::<Idle>();
     let beyond = per_actor - state;

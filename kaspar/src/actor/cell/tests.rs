@@ -260,6 +260,7 @@ fn a_bump_sets_the_group_mark_afresh_from_the_members_flags() {
     let lock = Arc::new(ActorLock::new(true));
     let mut held = Held::acquire(&lock);
     assert!(chain::this_thread().holds_group(&*lock), "clean: marked");
+    let done = crate::base::sync::AtomicBool::new(false);
     std::thread::scope(|s| {
         let caller = s.spawn(|| {
             let me = chain::thread_token();
@@ -268,12 +269,22 @@ fn a_bump_sets_the_group_mark_afresh_from_the_members_flags() {
             lock.member_flagged();
             // SAFETY: acquired just above by this thread.
             unsafe { lock.release(me) };
+            done.store(true, Ordering::SeqCst);
         });
-        while !lock.has_parked() {
-            std::thread::yield_now();
-        }
+        // Bump until the caller has been let in. It raises `PARKED` a
+        // moment before it is queued to sleep; a bump in that moment
+        // releases with nobody to hand the lock to and takes it straight
+        // back, and the caller, finding the lock held and unmarked, marks
+        // and parks again for the next bump (miri's scheduler found that
+        // moment). A run loop bumps between every two messages.
         let target = || crate::base::ids::Target::new(crate::base::ids::ActorId::GROUP, "G", None);
-        held.bump(target);
+        while !done.load(Ordering::SeqCst) {
+            if lock.has_parked() {
+                held.bump(target);
+            } else {
+                std::thread::yield_now();
+            }
+        }
         caller.join().unwrap();
     });
     assert!(

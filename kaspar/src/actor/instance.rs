@@ -22,7 +22,7 @@ pub(crate) struct Instance {
 #[derive(Clone)]
 enum Name {
     /// Given when the cell was made, for good: an actor spawned and
-    /// started in one go, which is most of them. Nothing allocated.
+    /// started in one go, which is most of them. No shared slot is made.
     Fixed(Option<Arc<str>>),
     /// Set once, later but before it starts ([`Instance::set_name`]): a
     /// prepared actor, or a group. Shared by the clones.

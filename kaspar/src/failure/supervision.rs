@@ -160,8 +160,8 @@ pub struct Restarted {
 ///
 /// Most actors never get a policy other than resume, a watcher or a
 /// restart, so all of that lives in a box made on first use: an idle
-/// actor's supervisor is 24 bytes, not 160. The exit reason stays inline,
-/// so that stopping an actor nobody watches allocates nothing.
+/// actor's supervisor is 32 bytes, not 160. The exit reason stays inline,
+/// so that stopping an actor nobody watches does not make the box.
 pub(crate) struct Supervisor<A> {
     state: Mutex<SupCore<A>>,
     pub(crate) dead: DeadLetters,

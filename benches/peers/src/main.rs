@@ -14,7 +14,7 @@
 //! the repository root (`peers.jsonl`, `savina.jsonl`). `--quick` divides
 //! every count by ten. `--only kaspar,tokio` keeps the peers table to those
 //! frameworks (crossbeam, the floor every ratio is taken against, always
-//! runs).
+//! runs); with `savina`, `--only actix,kaspar/pool` keeps those columns.
 
 mod peers;
 mod report;
@@ -43,7 +43,7 @@ fn main() {
         usage(&format!("unknown arguments {unknown:?}"));
     }
     if args.iter().any(|a| a == "savina") {
-        savina::run(quick);
+        savina::run(quick, only.as_deref());
     } else {
         peers::run(quick, only.as_deref());
     }

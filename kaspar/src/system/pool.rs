@@ -179,8 +179,9 @@ impl PoolConfig {
         self
     }
 
-    /// Next-to-run activations in a row (0: never run from the slot
-    /// first).
+    /// Next-to-run activations in a row while other activations wait on
+    /// the worker (0: never run from the slot first). With nobody
+    /// waiting, a chain of sends runs on from the slot past the limit.
     pub fn lifo_limit(mut self, n: u32) -> Self {
         self.lifo_limit = n;
         self

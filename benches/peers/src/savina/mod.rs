@@ -68,6 +68,7 @@ impl Params {
 pub type Bench = fn(&Params) -> Duration;
 
 /// The five benchmarks of one framework, by name.
+#[derive(Clone, Copy)]
 struct Column {
     framework: &'static str,
     variant: &'static str,
@@ -256,9 +257,17 @@ pub mod verify {
     }
 }
 
-pub fn run(quick: bool) {
+/// Runs the Savina table; `only` keeps the columns of those frameworks,
+/// named alone (`actix`) or with a variant (`kaspar/pool`).
+pub fn run(quick: bool, only: Option<&[String]>) {
     let p = Params::new(quick);
-    let cols = columns();
+    let mut cols = columns().to_vec();
+    if let Some(only) = only {
+        cols.retain(|c| {
+            let full = format!("{}/{}", c.framework, c.variant);
+            only.iter().any(|o| *o == c.framework || *o == full)
+        });
+    }
     let mut json = JsonLines::new("savina");
     println!(
         "# Savina: kaspar vs kameo 0.22, ractor 0.16, actix 0.13, xtra 0.6{}\n",

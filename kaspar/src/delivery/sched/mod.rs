@@ -47,10 +47,13 @@
 //! others steal from, and a next-to-run slot: an actor scheduled by a
 //! handler running on a worker goes there, so a reply between two pooled
 //! actors runs next on the same core, warm in its cache, a function call
-//! away (tokio's LIFO slot). A worker runs at most `lifo_limit`
-//! activations from the slot in a row before it sends the slot's occupant
-//! to the back of its deque: two actors ping-ponging cannot keep the rest
-//! of the deque waiting. Schedules from outside the pool go to a global
+//! away (tokio's LIFO slot). While others wait in its deque or in the
+//! injector, a worker runs at most `lifo_limit` activations from the slot
+//! in a row before it sends the slot's occupant to the back of its deque:
+//! two actors ping-ponging cannot keep the rest of the deque waiting. With
+//! nobody waiting, the occupant runs on: sent to the back, it would wake a
+//! sleeping worker for nothing (a token passed round a ring of pooled
+//! actors did, every `lifo_limit` hops). Schedules from outside the pool go to a global
 //! injector. A worker out of work searches (its deque, the injector, the
 //! others' deques), spinning and then yielding with the shared
 //! [`Backoff`](crate::base::backoff), and then sleeps (see [`idle`] for why

@@ -158,12 +158,21 @@ impl Local {
     }
 
     /// The next activation: the next-to-run slot (at most `lifo_limit` in
-    /// a row), then the deque, then the injector (first, every
-    /// `INJECTOR_EVERY` ticks), then the other workers' deques.
+    /// a row while others wait), then the deque, then the injector (first,
+    /// every `INJECTOR_EVERY` ticks), then the other workers' deques.
     fn next(&self, lifo_streak: &mut u32, tick: u32) -> Option<Task> {
         if let Some(task) = self.lifo.take() {
-            if *lifo_streak < self.shared.config.lifo_limit {
+            let limit = self.shared.config.lifo_limit;
+            if *lifo_streak < limit {
                 *lifo_streak += 1;
+                return Some(task);
+            }
+            if limit > 0 && self.nobody_waits() {
+                // A chain of sends (a ring passing a token) with nothing
+                // else here to be fair to: the occupant runs on. Sent to
+                // the back, it would wake a sleeping worker to steal it,
+                // and the chain would move cores every `limit` hops.
+                *lifo_streak = 1;
                 return Some(task);
             }
             // Two actors ping-ponging would hold the slot for ever: the
@@ -180,6 +189,12 @@ impl Local {
             return Some(task);
         }
         self.take_injected().or_else(|| self.steal())
+    }
+
+    /// Nothing waits in this worker's deque or in the injector (a spare
+    /// has no deque: what it runs waits in the injector).
+    fn nobody_waits(&self) -> bool {
+        self.deque.as_ref().is_some_and(Worker::is_empty) && self.shared.injector.is_empty()
     }
 
     fn take_injected(&self) -> Option<Task> {
@@ -269,5 +284,85 @@ impl BlockingHook for Local {
 
     fn exit(&self) {
         self.shared.blocked.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::SchedConfig;
+    use super::*;
+
+    /// A task that is only ever looked at, never run.
+    struct Named;
+    impl super::super::Runnable for Named {
+        fn run(self: Arc<Self>, _budget: usize) -> Option<Task> {
+            None
+        }
+        #[cfg(feature = "sim")]
+        fn target(&self) -> crate::base::ids::Target {
+            unreachable!("never simulated")
+        }
+        #[cfg(feature = "sim")]
+        fn has_messages(&self) -> bool {
+            false
+        }
+    }
+
+    /// A worker's own state with `occupant` in its next-to-run slot and
+    /// `waiting` in its deque; the pool's worker bodies are never run.
+    fn worker(lifo_limit: u32, occupant: &Task, waiting: Option<&Task>) -> Local {
+        let config = SchedConfig {
+            workers: 1,
+            budget: 64,
+            lifo_limit,
+        };
+        let (shared, _bodies) = Shared::start(config, Box::new(|| {}));
+        let deque = Worker::new_fifo();
+        if let Some(task) = waiting {
+            deque.push(Arc::clone(task));
+        }
+        Local {
+            shared,
+            deque: Some(deque),
+            lifo: Cell::new(Some(Arc::clone(occupant))),
+            token: Arc::new(Token::new()),
+        }
+    }
+
+    fn task() -> Task {
+        Arc::new(Named)
+    }
+
+    #[test]
+    fn a_spent_streak_lets_a_waiting_task_in_first() {
+        let (occupant, waiting) = (task(), task());
+        let local = worker(2, &occupant, Some(&waiting));
+        let mut streak = 2;
+        let next = local.next(&mut streak, 1).unwrap();
+        assert!(Arc::ptr_eq(&next, &waiting), "the deque's task first");
+        let then = local.next(&mut streak, 2).unwrap();
+        assert!(Arc::ptr_eq(&then, &occupant), "then the occupant");
+    }
+
+    #[test]
+    fn a_spent_streak_with_nobody_waiting_runs_on_from_the_slot() {
+        let occupant = task();
+        let local = worker(2, &occupant, None);
+        let mut streak = 2;
+        let next = local.next(&mut streak, 1).unwrap();
+        assert!(Arc::ptr_eq(&next, &occupant));
+        assert_eq!(streak, 1, "the first of a new streak");
+        assert!(
+            local.deque.as_ref().unwrap().is_empty(),
+            "never in the deque, where a sleeping worker would be woken to steal it"
+        );
+    }
+
+    #[test]
+    fn without_a_slot_the_occupant_always_goes_to_the_back() {
+        let (occupant, waiting) = (task(), task());
+        let local = worker(0, &occupant, Some(&waiting));
+        let next = local.next(&mut 0, 1).unwrap();
+        assert!(Arc::ptr_eq(&next, &waiting));
     }
 }

@@ -12,6 +12,10 @@ cd "$(dirname "$0")/../.."
 
 cargo clippy -p kaspar-remote --features iceoryx2 --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc -p kaspar-remote --features iceoryx2 --no-deps --quiet
+# Private items too (with the simulated network), so a broken intra-doc
+# link in an internal module fails, as the runtime's do in .ci/run.
+RUSTDOCFLAGS="-D warnings" cargo doc -p kaspar-remote --features iceoryx2,sim --no-deps \
+    --document-private-items --quiet
 
 KASPAR_REMOTE_UI=skip cargo test -p kaspar-remote --features iceoryx2
 

@@ -10,7 +10,7 @@
 //! ([`Inbox::poll`](crate::node::inbox::Inbox::poll)).
 //!
 //! While idle it waits as the node's
-//! [`IdleStrategy`](crate::IdleStrategy) says: by default it spins, yields,
+//! [`IdleStrategy`] says: by default it spins, yields,
 //! then sleeps in short naps, so an idle node costs next to nothing and
 //! never blocks for long; with `Spin` it never sleeps. After a poll that
 //! answered an ask of this process it yields its core once, so that the

@@ -4,7 +4,7 @@
 //! as it always did: [`NodeTime::Live`] is one enum arm, matched where
 //! the node's periodic work, a parked hello or a new session reads it.
 //! Under feature `sim` a node on a simulated network
-//! ([`SimNet`](crate::transport::sim::SimNet)) reads the run's virtual
+//! (`transport::sim::SimNet`) reads the run's virtual
 //! clock instead, as an `Instant`: a fixed anchor plus the virtual time
 //! elapsed since the node was made, so every deadline the node keeps
 //! (ask deadlines, session idle checks, the pause after a failed connect

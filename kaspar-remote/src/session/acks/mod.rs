@@ -19,7 +19,7 @@
 //!   node's inbox, so once that thread is back in the bridge's periodic
 //!   work, the count is final for what it has read.
 //! - Once per tick (a millisecond), for each session whose count moved
-//!   since it last said so, the receiver sends an [`Ack`](Kind::Ack) on its
+//!   since it last said so, the receiver sends an [`Ack`](crate::frame::Kind::Ack) on its
 //!   link back to the sender (the link its replies take): the
 //!   acknowledged session's id in the header's correlation field, the
 //!   count as the body. An ack that finds the link full is not retried

@@ -28,7 +28,7 @@ pub(crate) fn body_len<B: Serialize + ?Sized>(value: &B) -> Result<u32, EncodeEr
 /// `HEADER_LEN + header.body_len` long. Should the body not fit after all
 /// (a `Serialize` impl that writes something else the second time), the
 /// header's magic is left zeroed, so the receiver rejects the frame as
-/// [`FrameError::BadMagic`] instead of reading a garbled message.
+/// [`FrameError::BadMagic`](super::FrameError::BadMagic) instead of reading a garbled message.
 pub(crate) fn write<B: Serialize + ?Sized>(buf: &mut [u8], header: &Header, value: &B) {
     let (head, body) = buf.split_at_mut(HEADER_LEN.min(buf.len()));
     let written = postcard::to_slice(value, body).map(|b| b.len());

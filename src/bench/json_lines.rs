@@ -82,10 +82,11 @@ pub struct Provenance {
 
 impl Provenance {
     /// This process: its machine, today, and the cargo command that runs
-    /// its binary, rebuilt from its arguments by [`command_line`].
+    /// its binary, rebuilt from its arguments and this package's enabled
+    /// features by [`command_line`].
     pub fn detect() -> Provenance {
         let args: Vec<String> = std::env::args().collect();
-        Provenance::with_command(command_line(&args))
+        Provenance::with_command(command_line(&args, &enabled_features()))
     }
 
     /// This process's machine, today, and `command`: for a binary whose
@@ -118,12 +119,29 @@ impl Provenance {
     }
 }
 
+/// This package's features that the running binary was built with (a
+/// bench that requires `metrics` runs only with it, and its command must
+/// say so).
+fn enabled_features() -> Vec<&'static str> {
+    [
+        ("console", cfg!(feature = "console")),
+        ("metrics", cfg!(feature = "metrics")),
+        ("sim", cfg!(feature = "sim")),
+        ("tokio", cfg!(feature = "tokio")),
+        ("tracing", cfg!(feature = "tracing")),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect()
+}
+
 /// The cargo command that runs the binary `args[0]` with the rest of
-/// `args`: `cargo bench --bench NAME` for a bench (`deps/NAME-<hash>`),
-/// `cargo run --release --example NAME` for an example, `cargo run
-/// --release --bin NAME` otherwise; then ` -- ` and the arguments, less
-/// the `--bench` cargo adds. The package and features are not known here.
-pub fn command_line(args: &[String]) -> String {
+/// `args`, built with `features` of this package: `cargo bench --bench
+/// NAME` for a bench (`deps/NAME-<hash>`), `cargo run --release --example
+/// NAME` for an example, `cargo run --release --bin NAME` otherwise, each
+/// with `--features a,b` when there are any; then ` -- ` and the
+/// arguments, less the `--bench` cargo adds.
+pub fn command_line(args: &[String], features: &[&str]) -> String {
     let exe = Path::new(args.first().map_or("", String::as_str));
     let stem = exe.file_stem().and_then(|s| s.to_str()).unwrap_or("?");
     let (name, hashed) = match stem.rsplit_once('-') {
@@ -136,10 +154,15 @@ pub fn command_line(args: &[String]) -> String {
         .parent()
         .and_then(|p| p.file_name())
         .and_then(|p| p.to_str());
+    let features = if features.is_empty() {
+        String::new()
+    } else {
+        format!(" --features {}", features.join(","))
+    };
     let mut command = match parent {
-        Some("examples") => format!("cargo run --release --example {name}"),
-        Some("deps") if hashed => format!("cargo bench --bench {name}"),
-        _ => format!("cargo run --release --bin {name}"),
+        Some("examples") => format!("cargo run --release{features} --example {name}"),
+        Some("deps") if hashed => format!("cargo bench{features} --bench {name}"),
+        _ => format!("cargo run --release{features} --bin {name}"),
     };
     let rest: Vec<String> = args
         .iter()
@@ -210,32 +233,53 @@ mod tests {
 
     #[test]
     fn a_bench_an_example_and_a_bin_get_their_cargo_commands() {
+        let paper = args(&[
+            "/w/target/release/deps/paper-0123456789abcdef",
+            "--quick",
+            "--bench",
+        ]);
         assert_eq!(
-            command_line(&args(&[
-                "/w/target/release/deps/paper-0123456789abcdef",
-                "--quick",
-                "--bench"
-            ])),
+            command_line(&paper, &[]),
             "cargo bench --bench paper -- --quick"
         );
+        let example = args(&["target/release/examples/tick_to_book", "--secs", "2"]);
         assert_eq!(
-            command_line(&args(&[
-                "target/release/examples/tick_to_book",
-                "--secs",
-                "2"
-            ])),
+            command_line(&example, &[]),
             "cargo run --release --example tick_to_book -- --secs 2"
         );
         assert_eq!(
-            command_line(&args(&["target/release/figures", "a b"])),
+            command_line(&args(&["target/release/figures", "a b"]), &[]),
             "cargo run --release --bin figures -- 'a b'"
         );
+        let saturation = args(&[
+            "/w/target/release/deps/saturation-0123456789abcdef",
+            "--bench",
+        ]);
         assert_eq!(
-            command_line(&args(&[
-                "/w/target/release/deps/saturation-0123456789abcdef",
-                "--bench"
-            ])),
+            command_line(&saturation, &[]),
             "cargo bench --bench saturation"
+        );
+    }
+
+    #[test]
+    fn the_features_a_binary_was_built_with_are_in_its_command() {
+        assert_eq!(
+            command_line(
+                &args(&[
+                    "/w/target/release/deps/metrics-0123456789abcdef",
+                    "--quick",
+                    "--bench"
+                ]),
+                &["metrics", "tracing"]
+            ),
+            "cargo bench --features metrics,tracing --bench metrics -- --quick"
+        );
+        assert_eq!(
+            command_line(
+                &args(&["target/release/examples/tick_to_book", "--console"]),
+                &["console"]
+            ),
+            "cargo run --release --features console --example tick_to_book -- --console"
         );
     }
 

@@ -202,20 +202,9 @@ impl Shared {
         let deques: Vec<Worker<Task>> = (0..workers).map(|_| Worker::new_fifo()).collect();
         let shared = Arc::new(Shared {
             stealers: deques.iter().map(Worker::stealer).collect(),
-            config: SchedConfig { workers, ..config },
-            injector: Injector::new(),
-            idle: Idle::new(),
-            live: AtomicUsize::new(0),
-            closing: AtomicBool::new(false),
-            members: Mutex::new(Members::default()),
             threads: AtomicUsize::new(workers),
-            blocked: AtomicUsize::new(0),
-            spares: Mutex::new(Vec::new()),
             place_spare,
-            #[cfg(feature = "tokio")]
-            host: None,
-            #[cfg(feature = "sim")]
-            sim: None,
+            ..Shared::threadless(SchedConfig { workers, ..config })
         });
         let bodies = deques
             .into_iter()
@@ -226,6 +215,29 @@ impl Shared {
             })
             .collect();
         (shared, bodies)
+    }
+
+    /// A pool with no threads of its own and nothing hosting it yet: what
+    /// [`start`](Self::start) gives workers, and what a hosted pool (on
+    /// tokio, or the simulator) gives its host.
+    fn threadless(config: SchedConfig) -> Shared {
+        Shared {
+            config,
+            injector: Injector::new(),
+            stealers: Vec::new(),
+            idle: Idle::new(),
+            live: AtomicUsize::new(0),
+            closing: AtomicBool::new(false),
+            members: Mutex::new(Members::default()),
+            threads: AtomicUsize::new(0),
+            blocked: AtomicUsize::new(0),
+            spares: Mutex::new(Vec::new()),
+            place_spare: Box::new(|| {}),
+            #[cfg(feature = "tokio")]
+            host: None,
+            #[cfg(feature = "sim")]
+            sim: None,
+        }
     }
 
     /// Adds a member; its slot, for [`leave`](Self::leave). `None` if the

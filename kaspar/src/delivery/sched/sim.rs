@@ -15,14 +15,10 @@
 use std::rc::Rc;
 use std::sync::Arc;
 
-use crossbeam_deque::Injector;
-
-use super::idle::Idle;
-use super::members::Members;
 use super::{SchedConfig, Shared, Task};
 use crate::base::ids::Target;
 use crate::base::sim_watch::{self, Watch};
-use crate::base::sync::{AtomicBool, AtomicUsize, Mutex};
+use crate::base::sync::Mutex;
 use crate::guard::blocking::{self, BlockingHook};
 use crate::guard::deadlock::WaitKind;
 
@@ -92,24 +88,12 @@ impl Host {
 /// handled message is a step the simulator chose.
 pub(crate) fn start(host: Arc<Host>) -> Arc<Shared> {
     Arc::new(Shared {
-        config: SchedConfig {
+        sim: Some(host),
+        ..Shared::threadless(SchedConfig {
             workers: 0,
             budget: 1,
             lifo_limit: 0,
-        },
-        injector: Injector::new(),
-        stealers: Vec::new(),
-        idle: Idle::new(),
-        live: AtomicUsize::new(0),
-        closing: AtomicBool::new(false),
-        members: Mutex::new(Members::default()),
-        threads: AtomicUsize::new(0),
-        blocked: AtomicUsize::new(0),
-        spares: Mutex::new(Vec::new()),
-        place_spare: Box::new(|| {}),
-        #[cfg(feature = "tokio")]
-        host: None,
-        sim: Some(host),
+        })
     })
 }
 

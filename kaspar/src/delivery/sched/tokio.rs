@@ -65,14 +65,13 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use crossbeam_deque::{Injector, Steal};
+use crossbeam_deque::Steal;
 use tokio::runtime::{Handle, RuntimeFlavor};
 
-use super::idle::{Idle, Token};
-use super::members::Members;
+use super::idle::Token;
 use super::{SchedConfig, Shared, Task, WorkerBody};
 use crate::base::backoff::Backoff;
-use crate::base::sync::{AtomicBool, AtomicUsize, Mutex};
+use crate::base::sync::Mutex;
 use crate::guard::blocking::{self, BlockingHook};
 use crate::guard::chain;
 use crate::guard::deadlock::WaitKind;
@@ -110,26 +109,14 @@ impl Host {
 /// the runtime) are spawned on the runtime here.
 pub(crate) fn start(config: SchedConfig, handle: &Handle) -> (Arc<Shared>, WorkerBody) {
     let shared = Arc::new(Shared {
-        config: SchedConfig {
-            workers: 0,
-            budget: config.budget.max(1),
-            ..config
-        },
-        injector: Injector::new(),
-        stealers: Vec::new(),
-        idle: Idle::new(),
-        live: AtomicUsize::new(0),
-        closing: AtomicBool::new(false),
-        members: Mutex::new(Members::default()),
-        threads: AtomicUsize::new(0),
-        blocked: AtomicUsize::new(0),
-        spares: Mutex::new(Vec::new()),
-        place_spare: Box::new(|| {}),
         host: Some(Host {
             idle: Mutex::new(Vec::new()),
         }),
-        #[cfg(feature = "sim")]
-        sim: None,
+        ..Shared::threadless(SchedConfig {
+            workers: 0,
+            budget: config.budget.max(1),
+            ..config
+        })
     });
     let runners = match handle.runtime_flavor() {
         RuntimeFlavor::CurrentThread => 1,

@@ -170,8 +170,9 @@ impl Local {
             if limit > 0 && self.nobody_waits() {
                 // A chain of sends (a ring passing a token) with nothing
                 // else here to be fair to: the occupant runs on. Sent to
-                // the back, it would wake a sleeping worker to steal it,
-                // and the chain would move cores every `limit` hops.
+                // the back, it would wake a sleeping worker every `limit`
+                // hops, for nothing (this worker pops it straight back)
+                // or to steal the chain onto another core.
                 *lifo_streak = 1;
                 return Some(task);
             }

@@ -21,6 +21,7 @@ for case in kaspar/thread/ask kaspar/spin/ask kaspar/fast_send/ask \
     std_mpsc/threads/ask tokio/current_thread/ask tokio/multi_thread/ask \
     kaspar/pool/ask kaspar/pool/tell kaspar/pool/ping_pong \
     kaspar/pool_await_current_thread/ask kaspar/pool_await_multi_thread/ask \
+    kaspar/pool_hosted_current_thread/ask kaspar/pool_hosted_multi_thread/ask \
     kaspar/idle100/cpu; do
     if ! grep -q "\"case\":\"$case\"" "$out/peers.jsonl"; then
         echo "peers: no rows for $case in $out/peers.jsonl" >&2

@@ -10,7 +10,9 @@
 //!
 //! [`ask_await`] asks a pooled actor from a task of a tokio runtime with
 //! `ask(..).await` (`Ask` is a `Future`), as a tokio program would: the
-//! rows beside the tokio-based frameworks' asks.
+//! rows beside the tokio-based frameworks' asks. The pool is kaspar's own
+//! worker threads, or (`hosted`) that same runtime (`PoolConfig::tokio`),
+//! so the actor runs as the asking task's neighbour.
 
 use std::hint::black_box;
 use std::sync::mpsc;
@@ -18,6 +20,7 @@ use std::time::Instant;
 
 use hdrhistogram::Histogram;
 use kaspar::prelude::*;
+use kaspar::{PoolConfig, SystemConfig};
 
 use crate::report::{histogram, per_s, record};
 
@@ -94,16 +97,23 @@ pub fn ask(v: Variant, n: u64) -> Histogram<u64> {
 
 /// `n` sequential asks to a pooled counter, each `ask(..).await`ed from a
 /// task of a tokio runtime (current-thread or multi-thread, one worker per
-/// core). The reply wakes the task through its waker; the pool's workers
-/// are kaspar's own threads, not the runtime's.
-pub fn ask_await(multi_thread: bool, n: u64) -> Histogram<u64> {
+/// core). The reply wakes the task through its waker. The pool's workers
+/// are kaspar's own threads, or, `hosted`, tasks of the same runtime.
+pub fn ask_await(multi_thread: bool, hosted: bool, n: u64) -> Histogram<u64> {
     let mut builder = if multi_thread {
         tokio::runtime::Builder::new_multi_thread()
     } else {
         tokio::runtime::Builder::new_current_thread()
     };
     let rt = builder.enable_all().build().expect("tokio runtime");
-    let system = System::new();
+    let system = if hosted {
+        System::with_config(SystemConfig {
+            pool: PoolConfig::tokio(rt.handle().clone()),
+            ..SystemConfig::default()
+        })
+    } else {
+        System::new()
+    };
     let counter = spawn(&system, Counter { total: 0 }, Variant::Pool);
     let (hist, last) = rt.block_on(async move {
         tokio::spawn(async move {

@@ -6,7 +6,9 @@
 //!   mean, p50, p99. Channel baselines and kaspar ask from a plain thread,
 //!   tokio-based peers from a task of their runtime, actix from its system;
 //!   `kaspar/pool_await_*` asks a pooled actor with `ask(..).await` from a
-//!   task of a tokio runtime of either kind.
+//!   task of a tokio runtime of either kind, the pool on kaspar's own
+//!   threads; `kaspar/pool_hosted_*` the same with the pool hosted on that
+//!   runtime (`PoolConfig::tokio`).
 //! * `tell`: fire-and-forget messages to one actor, then one request-reply
 //!   as a barrier; messages per second.
 //! * `ping_pong`: two actors bounce a ball, one in flight; round trips per
@@ -124,14 +126,28 @@ fn rows() -> Vec<Row> {
         Row {
             framework: "kaspar",
             variant: "pool_await_current_thread",
-            ask: Some(|n| kaspar::ask_await(false, n)),
+            ask: Some(|n| kaspar::ask_await(false, false, n)),
             tell: None,
             ping_pong: None,
         },
         Row {
             framework: "kaspar",
             variant: "pool_await_multi_thread",
-            ask: Some(|n| kaspar::ask_await(true, n)),
+            ask: Some(|n| kaspar::ask_await(true, false, n)),
+            tell: None,
+            ping_pong: None,
+        },
+        Row {
+            framework: "kaspar",
+            variant: "pool_hosted_current_thread",
+            ask: Some(|n| kaspar::ask_await(false, true, n)),
+            tell: None,
+            ping_pong: None,
+        },
+        Row {
+            framework: "kaspar",
+            variant: "pool_hosted_multi_thread",
+            ask: Some(|n| kaspar::ask_await(true, true, n)),
             tell: None,
             ping_pong: None,
         },

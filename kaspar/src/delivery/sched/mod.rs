@@ -53,11 +53,11 @@
 //! two actors ping-ponging cannot keep the rest of the deque waiting. With
 //! nobody waiting, the occupant runs on: sent to the back, it would wake a
 //! sleeping worker for nothing (a token passed round a ring of pooled
-//! actors did, every `lifo_limit` hops). Schedules from outside the pool go to a global
-//! injector. A worker out of work searches (its deque, the injector, the
-//! others' deques), spinning and then yielding with the shared
-//! [`Backoff`](crate::base::backoff), and then sleeps (see [`idle`] for why
-//! no wake-up is lost). An idle pool is asleep: it burns no CPU.
+//! actors did, every `lifo_limit` hops). Schedules from outside the pool
+//! go to a global injector. A worker out of work searches (its deque, the
+//! injector, the others' deques), spinning and then yielding with the
+//! shared [`Backoff`](crate::base::backoff), and then sleeps (see [`idle`]
+//! for why no wake-up is lost). An idle pool is asleep: it burns no CPU.
 //!
 //! # Blocking inside a pooled handler
 //!

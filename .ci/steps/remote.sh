@@ -20,29 +20,51 @@ RUSTDOCFLAGS="-D warnings" cargo doc -p kaspar-remote --features iceoryx2,sim --
 KASPAR_REMOTE_UI=skip cargo test -p kaspar-remote --features iceoryx2
 
 out="${CARGO_TARGET_DIR:-target}/kaspar-bench"
-rm -f "$out/remote.jsonl"
-cargo bench -p kaspar-remote --features iceoryx2 --bench remote -- --quick
 
 p50() {
     grep "\"case\":\"$1\",\"metric\":\"p50_ns\"" "$out/remote.jsonl" |
         sed -E 's/.*"value":([0-9.eE+-]+).*/\1/'
 }
-raw=$(p50 iceoryx2/raw)
-kaspar=$(p50 iceoryx2/kaspar)
-if [ -z "$raw" ] || [ -z "$kaspar" ]; then
-    echo "remote: no p50 for iceoryx2/raw or iceoryx2/kaspar in $out/remote.jsonl" >&2
-    exit 1
-fi
-# The issue's target is 1.5x; the 2-core dev VM measures 1.4x-1.5x (about
-# 0.3 us of kaspar-remote's own work on a 0.6 us raw round trip, the
-# order-shaped message's postcard encoding included; the book's remote
+
+# The issue's target is 1.5x; the 2-core dev VM measures 1.4x-1.7x (about
+# 0.3-0.9 us of kaspar-remote's own work on a 0.6-1.3 us raw round trip,
+# the order-shaped message's postcard encoding included; the book's remote
 # chapter has the runs). A shared CI machine moves more, so the gate is a
 # regression guard at 2.5x; the verdict against 1.5x is printed.
-awk -v raw="$raw" -v k="$kaspar" -v limit="${KASPAR_REMOTE_ICEORYX2_LIMIT:-2.5}" 'BEGIN {
-    ratio = k / raw
-    printf "remote: p50 iceoryx2/kaspar %.0f ns / iceoryx2/raw %.0f ns = %.2fx (target 1.5x: %s; guard %sx)\n", k, raw, ratio, (ratio <= 1.5 ? "met" : "missed"), limit
-    if (ratio > limit) {
-        print "remote: the round trip through kaspar-remote is more than the guard times the raw iceoryx2 one" > "/dev/stderr"
+#
+# One attempt can miss the guard on a busy machine without any regression:
+# a CI run measured iceoryx2/kaspar at 3.98 us beside 1.79 us for
+# iceoryx2/kaspar_auth, the same path plus a MAC, in the same interleaved
+# runs. So a miss measures the two cases again (up to three attempts in
+# all, each printed); the step fails only if every attempt misses. A real
+# regression misses all three.
+limit="${KASPAR_REMOTE_ICEORYX2_LIMIT:-2.5}"
+attempt=1
+while :; do
+    rm -f "$out/remote.jsonl"
+    if [ "$attempt" -eq 1 ]; then
+        cargo bench -p kaspar-remote --features iceoryx2 --bench remote -- --quick
+    else
+        echo "remote: attempt $attempt of 3, iceoryx2/raw and iceoryx2/kaspar only"
+        cargo bench -p kaspar-remote --features iceoryx2 --bench remote -- --quick \
+            iceoryx2/raw iceoryx2/kaspar
+    fi
+    raw=$(p50 iceoryx2/raw)
+    kaspar=$(p50 iceoryx2/kaspar)
+    if [ -z "$raw" ] || [ -z "$kaspar" ]; then
+        echo "remote: no p50 for iceoryx2/raw or iceoryx2/kaspar in $out/remote.jsonl" >&2
         exit 1
-    }
-}'
+    fi
+    if awk -v raw="$raw" -v k="$kaspar" -v limit="$limit" -v attempt="$attempt" 'BEGIN {
+        ratio = k / raw
+        printf "remote: attempt %d: p50 iceoryx2/kaspar %.0f ns / iceoryx2/raw %.0f ns = %.2fx (target 1.5x: %s; guard %sx)\n", attempt, k, raw, ratio, (ratio <= 1.5 ? "met" : "missed"), limit
+        exit !(ratio <= limit)
+    }'; then
+        break
+    fi
+    if [ "$attempt" -ge 3 ]; then
+        echo "remote: the round trip through kaspar-remote is more than the guard times the raw iceoryx2 one in all three attempts" >&2
+        exit 1
+    fi
+    attempt=$((attempt + 1))
+done

@@ -132,7 +132,7 @@ impl<A: Actor> Runnable for ActorCell<A> {
             if run.done {
                 return None;
             }
-            match activate(&self, &mut run, budget, hook.max_batch as usize) {
+            match activate(&self, &hook.pool, &mut run, budget, hook.max_batch as usize) {
                 Ran::Again => true,
                 Ran::Idle => {
                     // An idle pooled actor keeps a few slots, not its
@@ -185,6 +185,7 @@ enum Ran {
 /// as a stopped actor ([`run_loop::die`]), as on a thread.
 fn activate<A: Actor>(
     cell: &Arc<ActorCell<A>>,
+    pool: &Arc<Shared>,
     run: &mut Run<A>,
     budget: usize,
     max_batch: usize,
@@ -203,14 +204,15 @@ fn activate<A: Actor>(
         if let Some(init) = init.take() {
             first(cell, *init);
         }
-        let mailbox = cell
+        let own = cell
             .inbox
             .own()
             .expect("kaspar: a pooled actor owns its mailbox");
-        let mailbox = trace::consumer(mailbox);
+        let mailbox = trace::consumer(own);
         let mut left = budget;
         loop {
-            match mailbox.poll_batch(batch, left.min(max_batch)) {
+            let asked = left.min(max_batch);
+            match mailbox.poll_batch(batch, asked) {
                 Polled::Got(n) => {
                     #[cfg(feature = "journal")]
                     if let Some(flight) = flight {
@@ -225,6 +227,12 @@ fn activate<A: Actor>(
                     left = left.saturating_sub(n);
                     if left == 0 {
                         return Ran::Again;
+                    }
+                    if n < asked {
+                        // The poll drained the queue: on a worker with
+                        // nothing else to run, wait a moment for the next
+                        // message before going idle (`worker::linger`).
+                        worker::linger(pool, || own.is_empty());
                     }
                 }
                 Polled::Idle => return Ran::Idle,

@@ -51,6 +51,40 @@ pub(crate) fn schedule(shared: &Arc<Shared>, task: Task) {
     }
 }
 
+/// How many times [`linger`] looks at an emptied mailbox before the
+/// activation goes idle: about a microsecond on the dev VM, the gap
+/// between one message and the next from a producer that sends in a loop
+/// or asks again as soon as it has its reply.
+const LINGER_SPINS: u32 = 64;
+
+/// Called by an activation that has just drained its actor's mailbox
+/// (`still_empty` says whether it is still empty), before the poll that
+/// would set it idle. On a worker of `shared` with nothing else to run
+/// (its next-to-run slot, its deque and the injector all empty), it spins
+/// while the mailbox stays empty, at most [`LINGER_SPINS`] looks, so a
+/// message that arrives meanwhile is served in this activation: its push
+/// found the actor scheduled, and cost no schedule, no injector push and
+/// no wake-up. That is what a thread blocked in a channel's `recv` does,
+/// and it costs nothing another actor could use: the worker would spin the
+/// same while searching. Anywhere else (a spare, a hosted runner, the
+/// simulator, a shutdown draining) it returns at once.
+pub(crate) fn linger(shared: &Arc<Shared>, still_empty: impl Fn() -> bool) {
+    CURRENT.with(|c| {
+        let Some(local) = &*c.borrow() else {
+            return;
+        };
+        if local.deque.is_none() || !Arc::ptr_eq(&local.shared, shared) {
+            return;
+        }
+        for _ in 0..LINGER_SPINS {
+            if !still_empty() || local.has_next() || !local.nobody_waits() {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+    });
+}
+
 /// The body of worker `index`: runs activations until the pool closes and
 /// its last member has left, then joins the spares.
 pub(super) fn run_worker(shared: Arc<Shared>, index: usize, deque: Worker<Task>) {
@@ -194,6 +228,14 @@ impl Local {
 
     /// Nothing waits in this worker's deque or in the injector (a spare
     /// has no deque: what it runs waits in the injector).
+    /// Whether the next-to-run slot holds an actor.
+    fn has_next(&self) -> bool {
+        let next = self.lifo.take();
+        let occupied = next.is_some();
+        self.lifo.set(next);
+        occupied
+    }
+
     fn nobody_waits(&self) -> bool {
         self.deque.as_ref().is_some_and(Worker::is_empty) && self.shared.injector.is_empty()
     }
@@ -365,5 +407,63 @@ mod tests {
         let local = worker(0, &occupant, Some(&waiting));
         let next = local.next(&mut 0, 1).unwrap();
         assert!(Arc::ptr_eq(&next, &waiting));
+    }
+
+    /// How many times `linger` looked at the mailbox on this thread, with
+    /// `local` as its worker (none: a thread outside the pool), the
+    /// mailbox filling up at the `fills_at`-th look (never: `None`).
+    fn looks(local: Option<Local>, fills_at: Option<u32>) -> u32 {
+        let shared = match &local {
+            Some(local) => Arc::clone(&local.shared),
+            None => worker(8, &task(), None).shared,
+        };
+        CURRENT.with(|c| *c.borrow_mut() = local.map(Rc::new));
+        let looked = Cell::new(0);
+        linger(&shared, || {
+            looked.set(looked.get() + 1);
+            fills_at != Some(looked.get())
+        });
+        CURRENT.with(|c| *c.borrow_mut() = None);
+        looked.get()
+    }
+
+    /// A worker with an empty next-to-run slot and `waiting` in its deque.
+    fn free_worker(waiting: Option<&Task>) -> Local {
+        let local = worker(8, &task(), waiting);
+        drop(local.lifo.take());
+        local
+    }
+
+    #[test]
+    fn an_idle_worker_lingers_on_an_empty_mailbox_for_its_spins() {
+        assert_eq!(looks(Some(free_worker(None)), None), LINGER_SPINS);
+    }
+
+    #[test]
+    fn a_message_arriving_ends_the_linger_at_that_look() {
+        assert_eq!(looks(Some(free_worker(None)), Some(5)), 5);
+    }
+
+    #[test]
+    fn a_worker_with_anything_to_run_does_not_linger() {
+        assert_eq!(
+            looks(Some(worker(8, &task(), None)), None),
+            1,
+            "an occupied slot"
+        );
+        let waiting = task();
+        assert_eq!(
+            looks(Some(free_worker(Some(&waiting))), None),
+            1,
+            "a deque's task"
+        );
+        let local = free_worker(None);
+        local.shared.injector.push(task());
+        assert_eq!(looks(Some(local), None), 1, "an injected task");
+    }
+
+    #[test]
+    fn a_thread_outside_the_pool_does_not_linger() {
+        assert_eq!(looks(None, None), 0);
     }
 }

@@ -19,7 +19,7 @@ for case in kaspar/thread/ask kaspar/spin/ask kaspar/fast_send/ask \
     kaspar/thread/tell kaspar/group/ping_pong kaspar/thread/ping_pong \
     crossbeam/threads/ask crossbeam/threads/tell crossbeam/threads/ping_pong \
     std_mpsc/threads/ask tokio/current_thread/ask tokio/multi_thread/ask \
-    kaspar/pool/ask kaspar/pool/tell kaspar/pool/ping_pong \
+    kaspar/pool/ask kaspar/pool/tell kaspar/pool/ping_pong kaspar/pool_segmented/tell \
     kaspar/pool_await_current_thread/ask kaspar/pool_await_multi_thread/ask \
     kaspar/pool_hosted_current_thread/ask kaspar/pool_hosted_multi_thread/ask \
     kaspar/idle100/cpu; do

@@ -3,7 +3,10 @@
 //! group (`group`, ping-pong only: from a plain thread, an ask or tell to a
 //! group member takes the same queue-and-wake path as `thread`), actors on
 //! the system's pool of worker threads (`pool`: `Spawn::pooled`, the
-//! default pool of one worker per core, `MailboxKind::POOLED`), and
+//! default pool of one worker per core, `MailboxKind::POOLED`; and
+//! `pool_segmented`, tell only: the same with `MailboxKind::DEFAULT`, the
+//! lock-free `Segmented` queue the book recommends for a pooled actor
+//! that receives a stream), and
 //! `fast_send` (the handler runs on the caller's thread). Asks come from a
 //! plain thread with `ask().wait()`, tells are `send` (`fast_send_void`
 //! for `fast_send`), the ping-pong is `request` between two actors.
@@ -31,6 +34,8 @@ pub enum Variant {
     Spin,
     Group,
     Pool,
+    /// Pooled, with the `Segmented` mailbox (`MailboxKind::DEFAULT`).
+    PoolSegmented,
     FastSend,
 }
 
@@ -38,6 +43,11 @@ fn spawn<A: kaspar::Actor + Send>(system: &System, actor: A, v: Variant) -> Addr
     match v {
         Variant::Spin => system.spawn(actor).idle(IdleWait::Spin).start(),
         Variant::Pool => system.spawn(actor).pooled().start(),
+        Variant::PoolSegmented => system
+            .spawn(actor)
+            .pooled()
+            .mailbox(kaspar::MailboxKind::DEFAULT)
+            .start(),
         _ => system.spawn(actor).start(),
     }
 }

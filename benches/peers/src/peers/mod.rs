@@ -125,6 +125,13 @@ fn rows() -> Vec<Row> {
         },
         Row {
             framework: "kaspar",
+            variant: "pool_segmented",
+            ask: None,
+            tell: Some(|n| kaspar::tell(Variant::PoolSegmented, n)),
+            ping_pong: None,
+        },
+        Row {
+            framework: "kaspar",
             variant: "pool_await_current_thread",
             ask: Some(|n| kaspar::ask_await(false, false, n)),
             tell: None,

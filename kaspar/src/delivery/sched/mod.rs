@@ -54,8 +54,8 @@
 //! nobody waiting, the occupant runs on: sent to the back, it would wake a
 //! sleeping worker for nothing (a token passed round a ring of pooled
 //! actors did, every `lifo_limit` hops). An activation that drains its
-//! actor's mailbox on a worker with nothing else to run (slot, deque and
-//! injector empty) *lingers*: it looks at the emptied mailbox a few dozen
+//! actor's mailbox on a worker with nothing else to run (its slot, the
+//! injector and every worker's deque empty) *lingers*: it looks at the emptied mailbox a few dozen
 //! times (about a microsecond) before it sets it idle, so the next message
 //! from a producer sending in a loop, or from a thread asking again as
 //! soon as it has its reply, finds the actor still running and costs no

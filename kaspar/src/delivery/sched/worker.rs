@@ -60,7 +60,8 @@ const LINGER_SPINS: u32 = 64;
 /// Called by an activation that has just drained its actor's mailbox
 /// (`still_empty` says whether it is still empty), before the poll that
 /// would set it idle. On a worker of `shared` with nothing else to run
-/// (its next-to-run slot, its deque and the injector all empty), it spins
+/// (its next-to-run slot, the injector and every worker's deque empty: a
+/// task this worker could steal ends the linger too), it spins
 /// while the mailbox stays empty, at most [`LINGER_SPINS`] looks, so a
 /// message that arrives meanwhile is served in this activation: its push
 /// found the actor scheduled, and cost no schedule, no injector push and
@@ -77,7 +78,7 @@ pub(crate) fn linger(shared: &Arc<Shared>, still_empty: impl Fn() -> bool) {
             return;
         }
         for _ in 0..LINGER_SPINS {
-            if !still_empty() || local.has_next() || !local.nobody_waits() {
+            if !still_empty() || local.has_next() || local.shared.has_work() {
                 return;
             }
             std::hint::spin_loop();
@@ -359,11 +360,15 @@ mod tests {
             budget: 64,
             lifo_limit,
         };
-        let (shared, _bodies) = Shared::start(config, Box::new(|| {}));
         let deque = Worker::new_fifo();
         if let Some(task) = waiting {
             deque.push(Arc::clone(task));
         }
+        // The worker's deque is the pool's one deque, as in a started pool.
+        let shared = Arc::new(Shared {
+            stealers: vec![deque.stealer()],
+            ..Shared::threadless(config)
+        });
         Local {
             shared,
             deque: Some(deque),
@@ -460,6 +465,16 @@ mod tests {
         let local = free_worker(None);
         local.shared.injector.push(task());
         assert_eq!(looks(Some(local), None), 1, "an injected task");
+        // A task this worker could steal from another's deque.
+        let other = Worker::new_fifo();
+        other.push(task());
+        let mut local = free_worker(None);
+        let own = local.deque.as_ref().unwrap().stealer();
+        local.shared = Arc::new(Shared {
+            stealers: vec![own, other.stealer()],
+            ..Shared::threadless(local.shared.config.clone())
+        });
+        assert_eq!(looks(Some(local), None), 1, "another worker's task");
     }
 
     #[test]

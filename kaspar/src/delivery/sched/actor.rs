@@ -223,13 +223,15 @@ fn activate<A: Actor>(
                         }
                         continue;
                     }
+                    let slotted = worker::slotted();
                     run_loop::serve(cell, batch);
                     left = left.saturating_sub(n);
                     if left == 0 {
                         return Ran::Again;
                     }
-                    if n < asked {
-                        // The poll drained the queue: on a worker with
+                    if n < asked && worker::slotted() == slotted {
+                        // The poll drained the queue, and the batch put no
+                        // actor in this worker's next-to-run slot: with
                         // nothing else to run, wait a moment for the next
                         // message before going idle (`worker::linger`).
                         worker::linger(pool, || own.is_empty());

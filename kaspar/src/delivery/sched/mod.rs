@@ -55,17 +55,18 @@
 //! sleeping worker for nothing (a token passed round a ring of pooled
 //! actors did, every `lifo_limit` hops). An activation that drains its
 //! actor's mailbox on a worker with nothing else to run (its slot, the
-//! injector and every worker's deque empty) *lingers*: it looks at the emptied mailbox a few dozen
-//! times (about a microsecond) before it sets it idle, so the next message
-//! from a producer sending in a loop, or from a thread asking again as
-//! soon as it has its reply, finds the actor still running and costs no
-//! schedule, no injector push and no wake-up (`worker::linger`). A thread
-//! blocked in a channel's `recv` waits the same way; the worker would spin
-//! as long while searching. Schedules from outside the pool
-//! go to a global injector. A worker out of work searches (its deque, the
-//! injector, the others' deques), spinning and then yielding with the
-//! shared [`Backoff`](crate::base::backoff), and then sleeps (see [`idle`]
-//! for why no wake-up is lost). An idle pool is asleep: it burns no CPU.
+//! injector and every worker's deque empty) *lingers*: it looks at the
+//! emptied mailbox a few dozen times (about a microsecond) before it sets
+//! it idle, so the next message from a producer sending in a loop, or from
+//! a thread asking again as soon as it has its reply, finds the actor
+//! still running and costs no schedule, no injector push and no wake-up
+//! (`worker::linger`). A thread blocked in a channel's `recv` waits the
+//! same way; the worker would spin as long while searching. Schedules from
+//! outside the pool go to a global injector. A worker out of work searches
+//! (its deque, the injector, the others' deques), spinning and then
+//! yielding with the shared [`Backoff`](crate::base::backoff), and then
+//! sleeps (see [`idle`] for why no wake-up is lost). An idle pool is
+//! asleep: it burns no CPU.
 //!
 //! # Blocking inside a pooled handler
 //!

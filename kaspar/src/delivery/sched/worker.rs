@@ -78,14 +78,15 @@ const LINGER_SPINS: u32 = 64;
 /// (`still_empty` says whether it is still empty), before the poll that
 /// would set it idle. On a worker of `shared` with nothing else to run
 /// (its next-to-run slot, the injector and every worker's deque empty: a
-/// task this worker could steal ends the linger too), it spins
-/// while the mailbox stays empty, at most [`LINGER_SPINS`] looks, so a
-/// message that arrives meanwhile is served in this activation: its push
-/// found the actor scheduled, and cost no schedule, no injector push and
-/// no wake-up. That is what a thread blocked in a channel's `recv` does,
-/// and it costs nothing another actor could use: the worker would spin the
-/// same while searching. Anywhere else (a spare, a hosted runner, the
-/// simulator, a shutdown draining) it returns at once.
+/// task this worker could steal ends the linger too), it spins while the
+/// mailbox stays empty, at most [`LINGER_SPINS`] looks, so a message that
+/// arrives meanwhile is served in this activation: its push found the
+/// actor scheduled, and cost no schedule, no injector push and no wake-up.
+/// That is what a thread blocked in a channel's `recv` does, and it costs
+/// nothing another actor could use: the worker would spin the same while
+/// searching. Anywhere else (a spare, a hosted runner, the simulator, a
+/// shutdown draining) it returns at once. The actor's lock is not held
+/// meanwhile: a `fast_send` to it does not wait for the linger.
 pub(crate) fn linger(shared: &Arc<Shared>, still_empty: impl Fn() -> bool) {
     CURRENT.with(|c| {
         let Some(local) = &*c.borrow() else {
@@ -244,8 +245,6 @@ impl Local {
         self.take_injected().or_else(|| self.steal())
     }
 
-    /// Nothing waits in this worker's deque or in the injector (a spare
-    /// has no deque: what it runs waits in the injector).
     /// Whether the next-to-run slot holds an actor.
     fn has_next(&self) -> bool {
         let next = self.lifo.take();
@@ -254,6 +253,8 @@ impl Local {
         occupied
     }
 
+    /// Nothing waits in this worker's deque or in the injector (a spare
+    /// has no deque: what it runs waits in the injector).
     fn nobody_waits(&self) -> bool {
         self.deque.as_ref().is_some_and(Worker::is_empty) && self.shared.injector.is_empty()
     }

@@ -82,11 +82,13 @@ const LINGER_SPINS: u32 = 64;
 /// mailbox stays empty, at most [`LINGER_SPINS`] looks, so a message that
 /// arrives meanwhile is served in this activation: its push found the
 /// actor scheduled, and cost no schedule, no injector push and no wake-up.
-/// That is what a thread blocked in a channel's `recv` does, and it costs
-/// nothing another actor could use: the worker would spin the same while
+/// That is what a thread blocked in a channel's `recv` does. Another actor
+/// loses at most the time of one look: any task that appears anywhere in
+/// the pool ends the linger, and the worker would spin about as long while
 /// searching. Anywhere else (a spare, a hosted runner, the simulator, a
 /// shutdown draining) it returns at once. The actor's lock is not held
-/// meanwhile: a `fast_send` to it does not wait for the linger.
+/// meanwhile (`run_loop::serve` releases it with each batch), so a
+/// `fast_send` to the actor does not wait for the linger.
 pub(crate) fn linger(shared: &Arc<Shared>, still_empty: impl Fn() -> bool) {
     CURRENT.with(|c| {
         let Some(local) = &*c.borrow() else {
@@ -493,6 +495,20 @@ mod tests {
             ..Shared::threadless(local.shared.config.clone())
         });
         assert_eq!(looks(Some(local), None), 1, "another worker's task");
+    }
+
+    #[test]
+    fn a_schedule_into_the_slot_is_counted_and_one_from_outside_is_not() {
+        let local = free_worker(None);
+        let shared = Arc::clone(&local.shared);
+        let before = slotted();
+        schedule(&shared, task());
+        assert_eq!(slotted(), before, "outside the pool: to the injector");
+        CURRENT.with(|c| *c.borrow_mut() = Some(Rc::new(local)));
+        schedule(&shared, task());
+        let counted = slotted();
+        CURRENT.with(|c| *c.borrow_mut() = None);
+        assert_eq!(counted, before.wrapping_add(1), "into the slot: counted");
     }
 
     #[test]

@@ -128,6 +128,31 @@ mod imp {
             }
         }
 
+        /// Gives the calling thread its parking record now, without
+        /// sleeping. parking_lot makes a thread's record the first time the
+        /// thread parks (on any lock or condition variable), and grows its
+        /// global table of them as the number of threads with one grows: a
+        /// heap allocation. A runtime thread calls this first, so that the
+        /// first lock it finds contended, in steady state, allocates
+        /// nothing.
+        pub(crate) fn warm() {
+            /// A key nothing else parks on.
+            static KEY: u8 = 0;
+            // SAFETY: `KEY`'s address is ours alone; `validate` returns
+            // false at once (so the thread never sleeps), and neither
+            // closure panics or calls into parking_lot.
+            unsafe {
+                parking_lot_core::park(
+                    &KEY as *const u8 as usize,
+                    || false,
+                    || {},
+                    |_, _| {},
+                    ParkToken(0),
+                    None,
+                );
+            }
+        }
+
         /// Unparks the first thread parked on `key`, if any. `decide` runs
         /// under the queue's lock with that thread's park token (`None` if
         /// none was parked), whether others remain parked, and whether the
@@ -243,6 +268,9 @@ mod imp {
         loom::lazy_static! {
             static ref QUEUE: Mutex<Vec<Parked>> = Mutex::new(Vec::new());
         }
+
+        /// A modelled thread has no parking record to make.
+        pub(crate) fn warm() {}
 
         pub(crate) fn park(
             key: usize,

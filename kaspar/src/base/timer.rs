@@ -442,7 +442,12 @@ pub(crate) fn live() -> &'static TimerQueue {
         let thread_q = Arc::clone(&q);
         std::thread::Builder::new()
             .name("kaspar:timers".into())
-            .spawn(move || thread_q.run_live())
+            .spawn(move || {
+                // It pushes into mailboxes other threads drain: the first
+                // contended push must not allocate its parking record.
+                crate::base::sync::parking::warm();
+                thread_q.run_live()
+            })
             .expect("kaspar: the OS refused to spawn the timer thread");
         q
     })

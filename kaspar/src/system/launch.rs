@@ -12,6 +12,7 @@ use crate::actor::cell::ActorCell;
 use crate::actor::instance::Instance;
 use crate::actor::traits::{Actor, ActorConfig};
 use crate::base::ids::Target;
+use crate::base::sync::parking;
 use crate::delivery::run_loop::{self, Init, LoopConfig};
 use crate::guard::chain::CyclePolicy;
 use crate::guard::lock::ActorLock;
@@ -43,6 +44,9 @@ pub(super) fn spawn_thread(
         .name(name)
         .spawn(move || {
             let _on_exit = on_exit;
+            // Before anything can contend: the first lock this thread finds
+            // taken must not allocate its parking record then.
+            parking::warm();
             // The spawner may not wait for the report; that is fine.
             let _ = report.send(placement.apply_to_current_thread());
             body();

@@ -11,7 +11,7 @@ use crossbeam_deque::{Steal, Worker};
 use super::idle::Token;
 use super::{Shared, Task};
 use crate::base::backoff::Backoff;
-use crate::base::sync::Ordering;
+use crate::base::sync::{parking, Ordering};
 use crate::guard::blocking::{self, BlockingHook};
 
 /// Every this many activations a worker looks at the injector before its
@@ -130,6 +130,8 @@ fn start_spare(shared: &Arc<Shared>) {
     let started = std::thread::Builder::new()
         .name("kaspar:pool-spare".into())
         .spawn(move || {
+            // As for every runtime thread (`launch::spawn_thread`).
+            parking::warm();
             (spare.place_spare)();
             run(Rc::new(Local {
                 shared: spare,

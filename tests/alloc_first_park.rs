@@ -1,0 +1,127 @@
+//! The first time an actor's thread finds its actor's lock taken and
+//! parks, nothing is allocated: the runtime gives each of its threads
+//! its parking record when the thread starts. Counted exactly with a
+//! counting global allocator; one test function, so nothing else in this
+//! binary allocates while it measures (see `kaspar_suite::alloc`).
+//!
+//! Without the warm-up, parking_lot makes a thread's record the first
+//! time it parks and grows its global table as threads with a record
+//! grow in number (at the 2nd, 3rd, 6th, 11th, 22nd ... thread). Before
+//! the window, this thread and the eight holders have records (they warm
+//! themselves): nine. The eight run loops parking for the first time
+//! inside it take the count to 17, past 11, so without the runtime's
+//! warm-up at least one allocation lands in the window (two, measured).
+//! That is how the latency test (`latency_alloc.rs`) once failed in CI:
+//! a run loop first parked in its measured round.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kaspar::prelude::*;
+use kaspar::IdleWait;
+
+use kaspar_suite::alloc::{allocations, warm_parking, Counting};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Keeps the gate's lock, on the caller's thread, until `release`.
+pub struct Hold {
+    pub holding: Arc<AtomicBool>,
+    pub release: Arc<AtomicBool>,
+}
+pub struct Ping;
+
+#[actor]
+pub struct Gate {
+    pings: Arc<AtomicU64>,
+}
+
+#[actor]
+impl Gate {
+    #[handler(Hold)]
+    fn hold(&mut self, msg: Hold, _ctx: &mut Ctx<Self>) {
+        msg.holding.store(true, Ordering::Release);
+        while !msg.release.load(Ordering::Acquire) {
+            // Yield, not spin: the run loops need the cores to reach the
+            // lock and park.
+            std::thread::yield_now();
+        }
+    }
+
+    #[handler(Ping)]
+    fn ping(&mut self, _msg: Ping, _ctx: &mut Ctx<Self>) {
+        self.pings.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// Actors whose threads park for the first time inside the window.
+const GATES: usize = 8;
+
+#[test]
+fn an_actor_thread_parking_for_the_first_time_allocates_nothing() {
+    warm_parking();
+    let system = System::new();
+    let pings = Arc::new(AtomicU64::new(0));
+    // Spinning while idle: their threads never park before the window.
+    let gates: Vec<Addr<Gate>> = (0..GATES)
+        .map(|_| {
+            system
+                .spawn(Gate {
+                    pings: Arc::clone(&pings),
+                })
+                .idle(IdleWait::Spin)
+                .start()
+        })
+        .collect();
+    // Warm-up without contention: each run loop's first drain (its batch,
+    // the mailbox's first block) allocates here, not in the window.
+    for gate in &gates {
+        gate.send(Ping).unwrap();
+    }
+    while pings.load(Ordering::Acquire) < GATES as u64 {
+        std::thread::yield_now();
+    }
+    let holding: Vec<Arc<AtomicBool>> = (0..GATES).map(|_| Arc::default()).collect();
+    let release = Arc::new(AtomicBool::new(false));
+    let holders: Vec<_> = gates
+        .iter()
+        .zip(&holding)
+        .map(|(gate, holding)| {
+            let (gate, holding, release) =
+                (gate.clone(), Arc::clone(holding), Arc::clone(&release));
+            std::thread::spawn(move || {
+                warm_parking();
+                gate.fast_send(Hold { holding, release }).unwrap();
+            })
+        })
+        .collect();
+    for h in &holding {
+        while !h.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+    }
+
+    let before = allocations();
+    for gate in &gates {
+        gate.send(Ping).unwrap();
+    }
+    // Long enough for each run loop to see its ping, find its lock held,
+    // spin out and park.
+    std::thread::sleep(Duration::from_millis(200));
+    release.store(true, Ordering::Release);
+    while pings.load(Ordering::Acquire) < 2 * GATES as u64 {
+        std::thread::yield_now();
+    }
+    let during = allocations() - before;
+
+    for holder in holders {
+        holder.join().unwrap();
+    }
+    system.shutdown();
+    assert_eq!(
+        during, 0,
+        "{GATES} actor threads parking for the first time allocated {during} times"
+    );
+}

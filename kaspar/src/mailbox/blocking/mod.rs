@@ -22,6 +22,15 @@
 //!   finds the queue spilled, the event that allocates the overflow; until
 //!   then drains copy. A queue with no ring (`capacity` 0, the pooled
 //!   default) never has a spare, and holds only a pointer's room for it;
+//! * a queue with no ring trades buffers with its consumer instead: a drain
+//!   that takes the whole overflow into an empty batch swaps the two
+//!   buffers (the batch's, possibly none, becomes the overflow), and a
+//!   consumer going idle with an unallocated overflow hands its emptied
+//!   batch back as the overflow. So an idle pooled actor whose messages
+//!   come one activation at a time holds one small buffer, not two, and
+//!   the same one every time; a push while the batch is out makes a second
+//!   buffer once, and from then on the two trade places. Neither trade
+//!   allocates or moves a message under the lock;
 //! * `sleeping` is set only by the consumer, only under the lock, and only
 //!   while the queue is empty and open, right before it waits on the
 //!   condition variable; a push that finds it set is the push that made the
@@ -300,6 +309,16 @@ impl<T> Locked<T> {
         } else {
             None
         };
+        if st.capacity == 0
+            && st.overflow.capacity() == 0
+            && out.is_empty()
+            && (1..=KEEP_IDLE).contains(&out.capacity())
+        {
+            // The buffer the last drain took (see `take`) goes back: an
+            // idle actor whose messages came one activation at a time
+            // holds one buffer, not its queue's and its batch's. O(1).
+            st.overflow = VecDeque::from(std::mem::take(out));
+        }
         drop(st);
         // Freed outside the lock.
         drop(spare);
@@ -358,6 +377,21 @@ impl<T> Locked<T> {
     /// keep at least `capacity` slots, so the swap allocates nothing.
     fn take(&self, mut st: MutexGuard<'_, State<T>>, out: &mut Vec<T>, max: usize) -> usize {
         let len = st.ring.len();
+        if st.capacity == 0 && out.is_empty() && (1..=max).contains(&st.overflow.len()) {
+            // Nothing up front (the pooled default): every message is in
+            // the overflow, and all of them fit. Trade buffers instead of
+            // moving messages: the consumer's empty one (possibly none)
+            // becomes the overflow. Both conversions are O(1) here and
+            // allocate nothing; the second moves messages (outside the
+            // lock) only if the overflow had wrapped.
+            let n = st.overflow.len();
+            let mine = VecDeque::from(std::mem::take(out));
+            let theirs = std::mem::replace(&mut st.overflow, mine);
+            self.publish(&st);
+            drop(st);
+            *out = Vec::from(theirs);
+            return n;
+        }
         if let Some(spare) = self
             .spare
             .get()
@@ -435,93 +469,4 @@ impl<T> Locked<T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fifo_across_ring_and_overflow() {
-        let q = BQueue::new(4);
-        for i in 0..10 {
-            q.push(i).unwrap();
-        }
-        let mut out = Vec::new();
-        for _ in 0..3 {
-            q.pop_batch(&mut out, usize::MAX, IdleWait::Park);
-        }
-        // ring has room again, but the overflow is not empty: keep order
-        for i in 10..13 {
-            q.push(i).unwrap();
-        }
-        while q.try_pop_batch(&mut out, 1) == 1 {}
-        assert_eq!(out, (0..13).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn few_and_many_drains_keep_fifo_across_ring_and_overflow() {
-        // capacity 8: 8 in the ring, 92 in the overflow.
-        let q = Locked::new(8);
-        for i in 0..100 {
-            q.push(i).unwrap();
-        }
-        let mut out = Vec::new();
-        // A few (one by one) from the ring, then many (bulk) across the
-        // ring's end into the overflow, then a few from the overflow, then
-        // the rest, more than `FEW`, ending exactly at the last message.
-        for (max, got) in [(5, 5), (FEW + 1, FEW + 1), (FEW, FEW), (usize::MAX, 62)] {
-            assert_eq!(q.try_pop_batch(&mut out, max), got);
-        }
-        assert_eq!(q.try_pop_batch(&mut out, usize::MAX), 0);
-        assert_eq!(out, (0..100).collect::<Vec<_>>());
-        assert_eq!(q.len(), 0);
-    }
-
-    #[test]
-    fn a_whole_ring_drain_swaps_rings_and_keeps_fifo_and_capacity() {
-        let q = Locked::new(64);
-        let mut out = Vec::new();
-        let mut next = 0..;
-        // Copied (no spare yet), copied while spilled (which allocates the
-        // spare), then two swaps (the second hands the first's ring back).
-        for (pushes, max, spare) in [
-            (40, usize::MAX, 0),
-            (100, usize::MAX, 64),
-            (40, usize::MAX, 64),
-            (64, 64, 64),
-        ] {
-            for _ in 0..pushes {
-                q.push(next.next().unwrap()).unwrap();
-            }
-            assert_eq!(q.try_pop_batch(&mut out, max), pushes);
-            assert_eq!(q.len(), 0);
-            let spare_capacity = q.spare.get().map_or(0, |s| s.lock().capacity());
-            assert!(q.spare.get().is_none_or(|s| s.lock().is_empty()));
-            assert!(spare_capacity >= spare && (spare > 0 || spare_capacity == 0));
-            assert!(q.state.lock().ring.capacity() >= 64);
-        }
-        assert_eq!(out, (0..244).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn pops_one_at_a_time() {
-        let q = BQueue::new(4);
-        for i in 0..3 {
-            q.push(i).unwrap();
-        }
-        let mut out = Vec::new();
-        assert_eq!(q.pop_batch(&mut out, 16, IdleWait::Park), Drained::Got(1));
-        assert_eq!(q.try_pop_batch(&mut out, 16), 1);
-        assert_eq!(out, [0, 1]);
-    }
-
-    #[test]
-    fn closed_hands_back_and_drains() {
-        let q = BQueue::new(2);
-        q.push(1).unwrap();
-        q.close();
-        assert_eq!(q.push(2), Err(SendError::closed(2)));
-        let mut out = Vec::new();
-        assert_eq!(q.pop_batch(&mut out, 8, IdleWait::Park), Drained::Got(1));
-        assert_eq!(q.pop_batch(&mut out, 8, IdleWait::Park), Drained::Closed);
-        assert_eq!(out, vec![1]);
-    }
-}
+mod tests;

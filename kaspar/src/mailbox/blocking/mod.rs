@@ -317,7 +317,11 @@ impl<T> Locked<T> {
             // The buffer the last drain took (see `take`) goes back: an
             // idle actor whose messages came one activation at a time
             // holds one buffer, not its queue's and its batch's. O(1).
-            st.overflow = VecDeque::from(std::mem::take(out));
+            let none = std::mem::replace(&mut st.overflow, VecDeque::from(std::mem::take(out)));
+            // Unallocated and empty: nothing to drop, so skip the drop's
+            // ~30 instructions on every idle transition.
+            debug_assert!(none.capacity() == 0 && none.is_empty());
+            std::mem::forget(none);
         }
         drop(st);
         // Freed outside the lock.

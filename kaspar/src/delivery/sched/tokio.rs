@@ -222,7 +222,14 @@ impl BlockingHook for Hosted {
 
 std::thread_local! {
     /// One hook per thread, set around each activation without allocating.
-    static HOSTED: Rc<dyn BlockingHook> = Rc::new(Hosted);
+    /// Made by a runtime thread's first activation, which also makes the
+    /// thread's parking record: the runtime's threads are not ours to warm
+    /// when they start (`parking::warm`), so the first lock an activation
+    /// finds taken on this thread, later, allocates nothing.
+    static HOSTED: Rc<dyn BlockingHook> = {
+        crate::base::sync::parking::warm();
+        Rc::new(Hosted)
+    };
 }
 
 /// While alive, the calling thread's blocking hook is [`Hosted`]; the hook

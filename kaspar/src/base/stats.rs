@@ -5,8 +5,10 @@
 //! store, not an atomic read-modify-write: only the lock holder writes
 //! them. Counters of refusals and fallbacks ([`Rare`], in
 //! [`SharedCounters`]) are off the fast path, written by any thread with
-//! `fetch_add`, and made on the first refusal; beside them, the mailbox's
-//! high-water mark is read by every push.
+//! `fetch_add`, and made when an actor on a thread of its own or in a
+//! group starts (so that no send to it allocates later) or, for a pooled
+//! actor, on its first refusal; beside them, the mailbox's high-water mark
+//! is read by every push.
 //!
 //! The two groups are not padded to cache lines of their own (that made
 //! every actor cell 384 bytes of counters, aligned to 128). Instead the
@@ -81,8 +83,9 @@ impl LockedCounters {
 
 /// Written by any thread, off the fast path. The high-water mark first:
 /// it is read by every push, and sits next to the mailbox in the cell.
-/// The refusal counters are made on the first refusal: most actors never
-/// see one, and inline they were 56 bytes of zeros in every actor.
+/// The refusal counters are boxed: most actors never see a refusal, and
+/// inline they were 56 bytes of zeros in every actor. A pooled actor makes
+/// them on its first refusal; any other actor, when it starts.
 #[derive(Debug, Default)]
 #[repr(C)]
 pub(crate) struct SharedCounters {
@@ -133,6 +136,14 @@ impl SharedCounters {
     #[inline(never)]
     fn bump_first(&self, counter: Rare) {
         self.rare.get_or_init(Default::default)[counter as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Makes the counters now, for an actor whose sends must not allocate
+    /// after it starts: one on a thread of its own or in a group (where 56
+    /// bytes are nothing beside a thread), whose first refusal may come
+    /// long after any warm-up. A pooled actor makes them on first use.
+    pub(crate) fn make_rare(&self) {
+        self.rare.get_or_init(Default::default);
     }
 
     /// A count so far.

@@ -285,6 +285,9 @@ impl<G: GroupSpec> GroupBuilder<'_, G> {
             self.dead.clone(),
             self.instance.clone(),
         ));
+        // As for an actor on a thread of its own (`Spawn::launch`): its
+        // first refusal must not allocate.
+        cell.stats.shared.make_rare();
         #[cfg(any(feature = "metrics", feature = "console"))]
         self.core
             .observed

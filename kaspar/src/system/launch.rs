@@ -178,6 +178,9 @@ impl<A: Actor> Spawn<'_, A> {
             looping,
             placement,
         } = self.ready(true);
+        // Its first refusal (a `fast_send_void` that finds it busy, say)
+        // must not allocate, however late it comes.
+        cell.stats.shared.make_rare();
         let addr = Addr::from_cell(Arc::clone(&cell));
         let thread_cell = Arc::clone(&cell);
         let target = cell.target();

@@ -133,8 +133,8 @@ mod imp {
         /// thread parks (on any lock or condition variable), and grows its
         /// global table of them as the number of threads with one grows: a
         /// heap allocation. A runtime thread calls this first, so that the
-        /// first lock it finds contended, in steady state, allocates
-        /// nothing.
+        /// first lock it finds contended, in steady state, does not make
+        /// (and allocate) the record then (`tests/alloc_first_contention.rs`).
         pub(crate) fn warm() {
             /// A key nothing else parks on.
             static KEY: u8 = 0;

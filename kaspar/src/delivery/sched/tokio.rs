@@ -225,7 +225,9 @@ std::thread_local! {
     /// Made by a runtime thread's first activation, which also makes the
     /// thread's parking record: the runtime's threads are not ours to warm
     /// when they start (`parking::warm`), so the first lock an activation
-    /// finds taken on this thread, later, allocates nothing.
+    /// finds taken on this thread, later, does not make the record then.
+    /// (Untested: which runtime thread runs an activation first is the
+    /// runtime's choice.)
     static HOSTED: Rc<dyn BlockingHook> = {
         crate::base::sync::parking::warm();
         Rc::new(Hosted)

@@ -144,10 +144,17 @@ fn a_hundred_thousand_one_frame_sessions_never_hold_more_than_the_limit_and_all_
             most = most.max(w.server.stats().sessions);
         }
     }
-    let asks = 10;
+    // Each forged frame is either read (and refused: its slot exports
+    // nothing) or refused unread at the session limit; both counts only
+    // grow, one per frame. A difference of `frames_in` is not exact here:
+    // the server publishes it when a poll's batch ends, and the reply to
+    // an ask can reach the client before that, so `before` may not count
+    // the first ask yet (CI once saw the 100,012 frames all read while
+    // `before` said 1, not 2).
     let taken = until(&w.server, "every forged frame taken", |s| {
-        s.frames_in == before.frames_in + FORGED + asks
+        s.refused + s.sessions_refused == FORGED
     });
+    assert!(taken.frames_in >= before.frames_in + FORGED + 10);
     most = most.max(taken.sessions);
     assert!(
         most <= LIMIT,
@@ -190,9 +197,13 @@ fn at_the_limit_every_new_session_is_refused_and_counted_exactly() {
     for i in 0..1_000 {
         push(&mut w.raw, &one_frame_session(forged(i)));
     }
+    // Read and refused (no export in its slot), or refused unread at the
+    // limit: one count per forged frame (see the test above for why not a
+    // difference of `frames_in`).
     let s = until(&w.server, "every forged frame taken", |s| {
-        s.frames_in == before.frames_in + 1_000
+        s.refused + s.sessions_refused == 1_000
     });
+    assert!(s.frames_in >= before.frames_in + 1_000);
     // The client's session and 99 forged ones; 901 refused.
     assert_eq!(
         (s.sessions, s.sessions_refused, s.sessions_evicted),
@@ -207,7 +218,7 @@ fn at_the_limit_every_new_session_is_refused_and_counted_exactly() {
     next[32..40].copy_from_slice(&1u64.to_le_bytes());
     push(&mut w.raw, &next);
     let s = until(&w.server, "the next frame taken", |t| {
-        t.frames_in == s.frames_in + 2
+        t.refused == s.refused + 1
     });
     assert_eq!(
         (s.sessions, s.sessions_refused, s.refused),

@@ -32,6 +32,7 @@ fn kinds() -> Vec<MailboxKind> {
             capacity: 64,
             when_full: WhenFull::Reject,
         },
+        MailboxKind::Compact,
     ]
 }
 

@@ -409,3 +409,83 @@ fn segmented_push_races_close() {
         assert_eq!(out, if accepted { vec![7] } else { vec![] });
     });
 }
+
+/// The compact queue's thread consumer sleeping at once (`Park`): the
+/// consumer sets `SLEEPING` only under the word's lock, so the push that
+/// next takes it must wake it; everything arrives, in order, before
+/// `Closed`. (Two producers racing for the lock are modelled with the
+/// pooled consumer, in `loom_sched_mailbox`; with a parked thread as well,
+/// the model does not finish in minutes.)
+#[test]
+fn compact_no_lost_wakeup() {
+    model(|| {
+        let q = Arc::new(Mailbox::new(MailboxKind::Compact));
+        let producer = {
+            let q = Arc::clone(&q);
+            thread::spawn(move || {
+                for i in 0..2u8 {
+                    q.push((0u8, i)).unwrap();
+                }
+                q.close();
+            })
+        };
+        let out = drain_all(|out| q.pop_batch(out, 8, IdleWait::Park));
+        producer.join().unwrap();
+        assert_per_producer_fifo(&out, 1, 2);
+    });
+}
+
+/// The compact queue's consumer polls its word (length and flags) without
+/// the lock, then sleeps under it: a push in either phase, or between
+/// them, must reach it; no `close` comes to the rescue.
+#[test]
+fn compact_polling_consumer_no_lost_wakeup() {
+    model(|| {
+        let q = Arc::new(Mailbox::new(MailboxKind::Compact));
+        let producer = {
+            let q = Arc::clone(&q);
+            thread::spawn(move || {
+                q.push((0u8, 0u8)).unwrap();
+                q.push((0u8, 1u8)).unwrap();
+            })
+        };
+        let out = take(2, |out| q.pop_batch(out, 8, IdleWait::Backoff));
+        producer.join().unwrap();
+        assert_per_producer_fifo(&out, 1, 2);
+        assert!(q.wakeups() <= 2);
+    });
+}
+
+/// `Park` and one message per drain: each push that finds the compact
+/// queue's consumer asleep must wake it.
+#[test]
+fn compact_parked_consumer_is_woken_by_each_push() {
+    model(|| {
+        let q = Arc::new(Mailbox::new(MailboxKind::Compact));
+        let producer = {
+            let q = Arc::clone(&q);
+            thread::spawn(move || {
+                q.push((0u8, 0u8)).unwrap();
+                q.push((0u8, 1u8)).unwrap();
+            })
+        };
+        let out = take(2, |out| q.pop_batch(out, 1, IdleWait::Park));
+        producer.join().unwrap();
+        assert_per_producer_fifo(&out, 1, 2);
+    });
+}
+
+/// A push racing with `close` on the compact queue: refused, or drained
+/// before `Closed`.
+#[test]
+fn compact_push_races_close() {
+    model(|| {
+        let q = Arc::new(Mailbox::new(MailboxKind::Compact));
+        let q2 = Arc::clone(&q);
+        let producer = thread::spawn(move || q2.push(7u8).is_ok());
+        q.close();
+        let out = drain_all(|out| q.pop_batch(out, 4, IdleWait::Backoff));
+        let accepted = producer.join().unwrap();
+        assert_eq!(out, if accepted { vec![7] } else { vec![] });
+    });
+}

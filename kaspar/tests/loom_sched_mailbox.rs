@@ -167,3 +167,15 @@ fn batched_idle_is_scheduled_once_per_push_race() {
 fn bqueue_one_producer_keeps_its_order() {
     one_producer_in_order(MailboxKind::BQueue { capacity: 1 });
 }
+
+/// The compact queue's pooled consumer against one producer and its
+/// `close`. Its two-producer race is not modelled here: every operation of
+/// every thread takes the queue's spin lock, and loom gives up on that
+/// model ("exceeded maximum number of branches", with two preemptions as
+/// with three). The parked and polling thread consumers are modelled in
+/// `loom_mailbox`; producers racing for the lock are the stress test's
+/// (`tests/mailbox_stress.rs`, up to 32) and Miri's.
+#[test]
+fn compact_one_producer_keeps_its_order() {
+    one_producer_in_order(MailboxKind::Compact);
+}

@@ -53,6 +53,13 @@ pub enum MailboxKind {
         /// grows a block at a time past them and keeps what it grew.
         capacity: usize,
     },
+    /// An unbounded queue behind a spin lock kept in the same word as its
+    /// length and flags ([`CompactMpsc`](super::CompactMpsc)): a push is
+    /// one compare-and-swap and one store; nothing is allocated until a
+    /// message arrives, and a burst's room is freed when the consumer next
+    /// finds it empty. The queue is 88 bytes, and the only kind kept
+    /// inline in an actor's cell: the pooled default.
+    Compact,
 }
 
 impl MailboxKind {
@@ -63,17 +70,16 @@ impl MailboxKind {
     /// send: one compare-and-swap and a slot write, no lock.
     pub const DEFAULT: MailboxKind = MailboxKind::Segmented { capacity: 1024 };
 
-    /// The mailbox of a pooled actor that chose none: `BQueueBatched` with
-    /// no ring allocated up front, so a pooled actor's mailbox takes no
-    /// message memory until messages arrive, and gives a burst's room back
-    /// (all but a few slots, in one buffer its activations borrow) when
-    /// its actor goes idle again. Its push takes
-    /// a lock where `Segmented`'s takes one compare-and-swap: `benches/sched.rs`
-    /// measured a tell stream into a pooled actor at 29.9 M msgs/s with
-    /// this kind and 40.3 M with `Segmented`, whose first block (31 slots)
-    /// every idle actor would hold. Choose `Segmented` for a pooled actor
-    /// that streams.
-    pub const POOLED: MailboxKind = MailboxKind::BQueueBatched { capacity: 0 };
+    /// The mailbox of a pooled actor that chose none: [`Compact`](Self::Compact),
+    /// which takes no memory until messages arrive and gives a burst's
+    /// room back (all but a few slots, in one buffer its activations
+    /// borrow) when its actor goes idle again. Its push is one
+    /// compare-and-swap and one store, as a lock-free queue's; what it
+    /// lacks against `Segmented` is that producers and the consumer take
+    /// turns on one word. Choose `Segmented` (whose first block of 31
+    /// slots every idle actor would hold) for a pooled actor that many
+    /// threads stream into at once.
+    pub const POOLED: MailboxKind = MailboxKind::Compact;
 
     /// `BQueue` with a `capacity`-slot ring.
     pub const fn bqueue(capacity: usize) -> Self {

@@ -84,6 +84,7 @@
 
 mod batched;
 mod blocking;
+mod compact;
 pub(crate) mod inbox;
 mod kind;
 mod lockfree;
@@ -95,6 +96,7 @@ pub(crate) use park::{Schedule, TaskSlot};
 
 pub use batched::BQueueBatched;
 pub use blocking::BQueue;
+pub use compact::CompactMpsc;
 pub use kind::{IdleWait, MailboxKind, WhenFull};
 pub use lockfree::LockFreeMpsc;
 pub use segmented::SegmentedMpsc;
@@ -136,28 +138,59 @@ pub(crate) enum Polled {
 
 /// An actor's (or a group's) mailbox.
 ///
-/// The three lock-free kinds are boxed. Each keeps its producers' and its
-/// consumer's words on cache lines of their own (256 to 512 bytes, aligned
-/// to 128), and inline they made every mailbox, and the actor cell around
-/// it, that large and that aligned: 640 bytes in a cell of 1,408, whatever
-/// the kind. Boxed, the padding stays where it does its job, in the queue,
-/// and a pooled actor's whole cell, whose default mailbox is a small
-/// [`BQueueBatched`] (152 bytes inline), is 352. A push to a boxed kind
+/// Every kind but the pooled default is boxed. The lock-free kinds keep
+/// their producers' and their consumer's words on cache lines of their own
+/// (256 to 512 bytes, aligned to 128), and inline they made every mailbox,
+/// and the actor cell around it, that large and that aligned: 640 bytes in
+/// a cell of 1,408, whatever the kind. The two blocking kinds carry a
+/// ring, a spare ring and a condition variable (144 bytes). Boxed, each
+/// kind's room stays where it does its job, and the enum is the size of
+/// the one kind kept inline, [`CompactMpsc`] (the default of a pooled
+/// actor, of which a process may hold a million). A push to a boxed kind
 /// reads one more pointer, from the cell line the sender reads anyway:
 /// `benches/callgrind.sh`'s `tell` row went from 264.9 to 268.9
-/// instructions.
+/// instructions when the lock-free kinds were boxed.
 #[derive(Debug)]
 pub enum Mailbox<T> {
     /// See [`BQueue`].
-    BQueue(BQueue<T>),
+    BQueue(Box<BQueue<T>>),
     /// See [`BQueueBatched`].
-    BQueueBatched(BQueueBatched<T>),
+    BQueueBatched(Box<BQueueBatched<T>>),
     /// See [`ShardedBQueue`].
     Sharded(Box<ShardedBQueue<T>>),
     /// See [`LockFreeMpsc`].
     LockFree(Box<LockFreeMpsc<T>>),
     /// See [`SegmentedMpsc`].
     Segmented(Box<SegmentedMpsc<T>>),
+    /// See [`CompactMpsc`].
+    Compact(CompactMpsc<T>),
+}
+
+// SAFETY: every kind is a queue that moves its messages from producer
+// threads to one consumer, never sharing a `&T`, and is itself `Send` and
+// `Sync` for any `T: Send` (the check below proves it for a `T` that is
+// `Send` and not `Sync`). Said once here, so that the compiler, asked
+// whether an actor's address is `Send`, goes from the mailbox straight to
+// its message type: derived through the variants, each actor an address
+// leads to cost a dozen levels of the trait solver's recursion limit (128),
+// and a pipeline of six actors whose messages carry the next one's
+// address overflowed it (E0275, `tick_to_book` with `tracing`).
+unsafe impl<T: Send> Send for Mailbox<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send> Sync for Mailbox<T> {}
+
+/// Never called: type-checked, so that the two impls above stay true of
+/// every kind.
+#[allow(dead_code)]
+fn every_kind_is_send_and_sync_for_a_send_message() {
+    fn both<Q: Send + Sync>() {}
+    type Unshared = std::cell::Cell<u8>;
+    both::<BQueue<Unshared>>();
+    both::<BQueueBatched<Unshared>>();
+    both::<ShardedBQueue<Unshared>>();
+    both::<LockFreeMpsc<Unshared>>();
+    both::<SegmentedMpsc<Unshared>>();
+    both::<CompactMpsc<Unshared>>();
 }
 
 impl<T> Mailbox<T> {
@@ -171,9 +204,9 @@ impl<T> Mailbox<T> {
     /// A new, open, empty mailbox of the given kind.
     pub fn new(kind: MailboxKind) -> Self {
         match kind {
-            MailboxKind::BQueue { capacity } => Mailbox::BQueue(BQueue::new(capacity)),
+            MailboxKind::BQueue { capacity } => Mailbox::BQueue(Box::new(BQueue::new(capacity))),
             MailboxKind::BQueueBatched { capacity } => {
-                Mailbox::BQueueBatched(BQueueBatched::new(capacity))
+                Mailbox::BQueueBatched(Box::new(BQueueBatched::new(capacity)))
             }
             MailboxKind::Sharded { lanes, capacity } => {
                 Mailbox::Sharded(Box::new(ShardedBQueue::new(lanes, capacity)))
@@ -185,6 +218,7 @@ impl<T> Mailbox<T> {
             MailboxKind::Segmented { capacity } => {
                 Mailbox::Segmented(Box::new(SegmentedMpsc::new(capacity)))
             }
+            MailboxKind::Compact => Mailbox::Compact(CompactMpsc::new()),
         }
     }
 
@@ -198,22 +232,24 @@ impl<T> Mailbox<T> {
     /// [`push`](Self::push), with the deadlock check a wait for room needs
     /// (only a `LockFree` mailbox with [`WhenFull::Wait`] ever waits).
     ///
-    /// The default kind's push (one compare-and-swap and a slot write) is
-    /// inlined into the sender; the other kinds' are left to the compiler.
-    /// With the whole `match` behind one `#[inline]`, the compiler inlined
-    /// it at some send sites and called it at others, and a called push
-    /// cost a `tell` loop about half its rate (`peers`: 57 against
-    /// 107-114 M messages/s).
+    /// The two default kinds' pushes (a thread's `Segmented`, one
+    /// compare-and-swap and a slot write; a pooled actor's `Compact`, one
+    /// compare-and-swap and one store) are inlined into the sender; the
+    /// other kinds' are left to the compiler. With the whole `match` behind
+    /// one `#[inline]`, the compiler inlined it at some send sites and
+    /// called it at others, and a called push cost a `tell` loop about half
+    /// its rate (`peers`: 57 against 107-114 M messages/s).
     #[inline(always)]
     pub(crate) fn push_watched(&self, msg: T, watch: Watch<'_>) -> Result<usize, SendError<T>> {
-        if let Mailbox::Segmented(q) = self {
-            return q.push(msg);
+        match self {
+            Mailbox::Segmented(q) => q.push(msg),
+            Mailbox::Compact(q) => q.push(msg),
+            _ => self.push_other(msg, watch),
         }
-        self.push_other(msg, watch)
     }
 
     /// [`push_watched`](Self::push_watched) for the kinds other than the
-    /// default.
+    /// defaults.
     fn push_other(&self, msg: T, watch: Watch<'_>) -> Result<usize, SendError<T>> {
         match self {
             Mailbox::BQueue(q) => q.push(msg),
@@ -221,6 +257,7 @@ impl<T> Mailbox<T> {
             Mailbox::Sharded(q) => q.push(msg),
             Mailbox::LockFree(q) => q.push_watched(msg, watch),
             Mailbox::Segmented(q) => q.push(msg),
+            Mailbox::Compact(q) => q.push(msg),
         }
     }
 
@@ -234,6 +271,7 @@ impl<T> Mailbox<T> {
             Mailbox::Sharded(q) => q.pop_batch(out, max, idle),
             Mailbox::LockFree(q) => q.pop_batch(out, max, idle),
             Mailbox::Segmented(q) => q.pop_batch(out, max, idle),
+            Mailbox::Compact(q) => q.pop_batch(out, max, idle),
         }
     }
 
@@ -246,6 +284,7 @@ impl<T> Mailbox<T> {
             Mailbox::Sharded(q) => q.try_pop_batch(out, max),
             Mailbox::LockFree(q) => q.try_pop_batch(out, max),
             Mailbox::Segmented(q) => q.try_pop_batch(out, max),
+            Mailbox::Compact(q) => q.try_pop_batch(out, max),
         }
     }
 
@@ -270,6 +309,7 @@ impl<T> Mailbox<T> {
             Mailbox::Sharded(q) => &q.wake.task,
             Mailbox::LockFree(q) => &q.wake.task,
             Mailbox::Segmented(q) => &q.wake.task,
+            Mailbox::Compact(q) => &q.wake.task,
         }
     }
 
@@ -285,6 +325,7 @@ impl<T> Mailbox<T> {
             Mailbox::Sharded(q) => q.poll_batch(out, max),
             Mailbox::LockFree(q) => q.poll_batch(out, max),
             Mailbox::Segmented(q) => q.poll_batch(out, max),
+            Mailbox::Compact(q) => q.poll_batch(out, max),
         }
     }
 
@@ -297,6 +338,7 @@ impl<T> Mailbox<T> {
             Mailbox::Sharded(q) => q.close(),
             Mailbox::LockFree(q) => q.close(),
             Mailbox::Segmented(q) => q.close(),
+            Mailbox::Compact(q) => q.close(),
         }
     }
 
@@ -308,6 +350,7 @@ impl<T> Mailbox<T> {
             Mailbox::Sharded(q) => q.is_closed(),
             Mailbox::LockFree(q) => q.is_closed(),
             Mailbox::Segmented(q) => q.is_closed(),
+            Mailbox::Compact(q) => q.is_closed(),
         }
     }
 
@@ -319,6 +362,7 @@ impl<T> Mailbox<T> {
             Mailbox::Sharded(q) => q.len(),
             Mailbox::LockFree(q) => q.len(),
             Mailbox::Segmented(q) => q.len(),
+            Mailbox::Compact(q) => q.len(),
         }
     }
 
@@ -341,6 +385,7 @@ impl<T> Mailbox<T> {
             Mailbox::Sharded(q) => q.wakeups(),
             Mailbox::LockFree(q) => q.wakeups(),
             Mailbox::Segmented(q) => q.wakeups(),
+            Mailbox::Compact(q) => q.wakeups(),
         }
     }
 
@@ -354,6 +399,7 @@ impl<T> Mailbox<T> {
             Mailbox::Sharded(q) => q.consumer_asleep(),
             Mailbox::LockFree(q) => q.consumer_asleep(),
             Mailbox::Segmented(q) => q.consumer_asleep(),
+            Mailbox::Compact(q) => q.consumer_asleep(),
         }
     }
 }

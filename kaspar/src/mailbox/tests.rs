@@ -7,7 +7,7 @@ use std::thread;
 
 use super::{Drained, IdleWait, Mailbox, MailboxKind, WhenFull};
 
-const KINDS: [MailboxKind; 5] = [
+const KINDS: [MailboxKind; 6] = [
     MailboxKind::BQueue { capacity: 4 },
     MailboxKind::BQueueBatched { capacity: 4 },
     MailboxKind::Sharded {
@@ -19,6 +19,7 @@ const KINDS: [MailboxKind; 5] = [
         when_full: WhenFull::Reject,
     },
     MailboxKind::Segmented { capacity: 4 },
+    MailboxKind::Compact,
 ];
 
 /// A consumer thread draining `q` with `idle` until it closes; returns

@@ -1,0 +1,372 @@
+//! `CompactMpsc`: the pooled default. An unbounded queue that holds no
+//! room until messages arrive, behind a spin lock folded into the word
+//! that also carries its length and its flags.
+//!
+//! Why not `BQueueBatched` with no ring, which it replaces as the pooled
+//! default: that queue's mutex costs a push two read-modify-writes (the
+//! lock's compare-and-swap and the unlock's), and carries a ring, a spare
+//! ring and a condition variable a pooled actor never uses. Here a push is
+//! one compare-and-swap (taking the lock) and one store (releasing it and
+//! publishing the new length at once), the shape of a lock-free queue's
+//! push; and the whole queue is a word, a `VecDeque` and the wake-up (88
+//! bytes against 144).
+//!
+//! Algorithm. `word` is `len << SHIFT | CLOSED | SLEEPING | LOCKED`.
+//! Whoever holds the lock (a producer pushing, the consumer draining or
+//! going idle, `close`) took it with a compare-and-swap from a value
+//! without `LOCKED`, and releases it with one store of the queue's new
+//! length and the flags it decided. Waiters spin, then yield; every
+//! critical section is a few dozen instructions (a push, or a swap of two
+//! buffers), so nobody parks on the lock.
+//!
+//! Invariants (each `unsafe` block names the one it relies on):
+//! * **C1 (exclusive queue).** `queue` is touched only by the holder of
+//!   `LOCKED`: the compare-and-swap that sets it is `Acquire`, the store
+//!   that clears it `Release`, so each holder sees everything the one
+//!   before it did.
+//! * **C2 (flags under the lock).** `SLEEPING` and `CLOSED` change only in
+//!   the releasing store, so "the consumer went idle on an empty queue"
+//!   and "a producer pushed" are ordered by the lock: the consumer sets
+//!   `SLEEPING` only while holding it on an empty, open queue, and the
+//!   push that next takes the lock is the one that clears it and wakes
+//!   (or schedules) the consumer, exactly once per sleep. A push that
+//!   finds it clear makes no wake-up call.
+//! * **C3 (length).** The length bits are the queue's length as of the
+//!   last release, so a polling consumer and `len` read it without the
+//!   lock (a snapshot; the decision to sleep is made under the lock).
+//!
+//! Draining trades buffers, as the no-ring `BQueueBatched` did: a drain
+//! that takes the whole queue into an empty batch swaps the two buffers
+//! (O(1), nothing moved under the lock), and a consumer going idle with
+//! no buffer in the queue hands its emptied batch back. So an idle actor
+//! whose messages come one activation at a time holds one small buffer;
+//! a burst's room past `KEEP_IDLE` slots is freed when it goes idle.
+
+use std::collections::VecDeque;
+use std::mem;
+
+use super::park::{Polls, Wake};
+use super::{Drained, IdleWait, Polled};
+use crate::base::backoff::Backoff;
+use crate::base::sync::{thread, AtomicUsize, Ordering, UnsafeCell};
+use crate::error::SendError;
+
+/// Someone holds the lock (C1).
+const LOCKED: usize = 1;
+/// The consumer is asleep (a thread) or idle (pooled): the next push wakes
+/// or schedules it (C2).
+const SLEEPING: usize = 2;
+/// `close` was called: no push succeeds any more.
+const CLOSED: usize = 4;
+/// The flags a holder carries through its critical section.
+const FLAGS: usize = SLEEPING | CLOSED;
+/// `word >> SHIFT` is the queue's length (C3).
+const SHIFT: u32 = 3;
+
+/// Up to this many messages, a drain that cannot swap pops them one by
+/// one; past it, the deque's bulk move (see `blocking`'s `FEW`).
+const FEW: usize = 16;
+
+/// Slots a queue keeps while its consumer is idle; a burst's room past
+/// them is freed as it goes idle.
+const KEEP_IDLE: usize = 8;
+
+/// An unbounded queue behind a one-word spin lock: one compare-and-swap and
+/// one store per push; no memory until messages arrive.
+pub struct CompactMpsc<T> {
+    /// `len << SHIFT | CLOSED | SLEEPING | LOCKED`.
+    word: AtomicUsize,
+    /// Only the holder of `LOCKED` touches it (C1).
+    queue: UnsafeCell<VecDeque<T>>,
+    pub(super) wake: Wake,
+}
+
+// SAFETY: the queue owns its messages and moves them from producer threads
+// to the consumer, never handing out `&T`; its one piece of shared mutable
+// state, `queue`, is touched only under the lock (C1). So `T: Send` is all
+// sending and sharing it need.
+unsafe impl<T: Send> Send for CompactMpsc<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send> Sync for CompactMpsc<T> {}
+
+impl<T> std::fmt::Debug for CompactMpsc<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompactMpsc")
+            .field("len", &self.len())
+            .field("closed", &self.is_closed())
+            .field("consumer", &self.wake.task)
+            .finish()
+    }
+}
+
+/// The lock, held: releases it when dropped (even by a panic), publishing
+/// the queue's length and `flags` in one store.
+struct Held<'a, T> {
+    q: &'a CompactMpsc<T>,
+    /// What the release publishes: `SLEEPING` and `CLOSED` (C2).
+    flags: usize,
+}
+
+impl<T> Held<'_, T> {
+    #[inline(always)]
+    fn queue<R>(&mut self, f: impl FnOnce(&mut VecDeque<T>) -> R) -> R {
+        // SAFETY: C1: we hold `LOCKED` until `drop`, and `&mut self`
+        // keeps this the only borrow of the queue meanwhile.
+        self.q.queue.with_mut(|p| f(unsafe { &mut *p }))
+    }
+}
+
+impl<T> Drop for Held<'_, T> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        let len = self.queue(|q| q.len());
+        // Release: what we did to the queue happens-before the next
+        // holder's Acquire (C1).
+        self.q
+            .word
+            .store((len << SHIFT) | self.flags, Ordering::Release);
+    }
+}
+
+impl<T> Default for CompactMpsc<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> CompactMpsc<T> {
+    /// An empty, open queue; nothing is allocated until the first push.
+    pub fn new() -> Self {
+        CompactMpsc {
+            word: AtomicUsize::new(0),
+            queue: UnsafeCell::new(VecDeque::new()),
+            wake: Wake::default(),
+        }
+    }
+
+    /// Takes the lock.
+    #[inline(always)]
+    fn lock(&self) -> Held<'_, T> {
+        let w = self.word.load(Ordering::Relaxed);
+        if w & LOCKED == 0
+            && self
+                .word
+                .compare_exchange_weak(w, w | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        {
+            return Held {
+                q: self,
+                flags: w & FLAGS,
+            };
+        }
+        self.lock_contended()
+    }
+
+    /// [`lock`](Self::lock) when another thread holds it: spin, then yield.
+    /// The holder is a few dozen instructions from done unless it was
+    /// preempted, and then yielding gives it the core back.
+    #[cold]
+    #[inline(never)]
+    fn lock_contended(&self) -> Held<'_, T> {
+        let mut backoff = Backoff::new();
+        loop {
+            let w = self.word.load(Ordering::Relaxed);
+            if w & LOCKED == 0 {
+                if self
+                    .word
+                    .compare_exchange_weak(w, w | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return Held {
+                        q: self,
+                        flags: w & FLAGS,
+                    };
+                }
+                continue;
+            }
+            // Under loom, a yield every time: a spin that does not yield
+            // is a branch loom explores at every step.
+            if cfg!(loom) || !backoff.snooze() {
+                thread::yield_now();
+            }
+        }
+    }
+
+    /// Appends `msg`; returns the length after the push. Never full: hands
+    /// the message back only once closed.
+    #[inline]
+    pub fn push(&self, msg: T) -> Result<usize, SendError<T>> {
+        let mut held = self.lock();
+        if held.flags & CLOSED != 0 {
+            return Err(SendError::closed(msg));
+        }
+        // This push ends the consumer's sleep (C2): only it wakes it.
+        let asleep = held.flags & SLEEPING != 0;
+        held.flags &= !SLEEPING;
+        let len = held.queue(|q| {
+            q.push_back(msg);
+            q.len()
+        });
+        drop(held);
+        if asleep {
+            self.wake.wake();
+        }
+        Ok(len)
+    }
+
+    /// The pooled consumer's drain: moves up to `max` messages without
+    /// waiting; with none, reports the queue closed and drained, or goes
+    /// idle: sets `SLEEPING` under the lock, so the push that makes the
+    /// queue non-empty (or `close`) takes it and schedules the consumer,
+    /// exactly once (C2).
+    pub(crate) fn poll_batch(&self, out: &mut Vec<T>, max: usize) -> Polled {
+        let mut held = self.lock();
+        debug_assert!(
+            held.flags & SLEEPING == 0,
+            "a pooled consumer runs only while awake"
+        );
+        if held.queue(|q| !q.is_empty()) {
+            return Polled::Got(take(held, out, max.max(1)));
+        }
+        if held.flags & CLOSED != 0 {
+            return Polled::Closed;
+        }
+        held.flags |= SLEEPING;
+        let burst = held.queue(|q| {
+            // A burst's room goes (freed outside the lock); then the
+            // batch's buffer comes back if the queue has none: an idle
+            // actor holds one small buffer, not two. Both O(1).
+            let burst = (q.capacity() > KEEP_IDLE).then(|| mem::take(q));
+            if q.capacity() == 0 && out.is_empty() && (1..=KEEP_IDLE).contains(&out.capacity()) {
+                let none = mem::replace(q, VecDeque::from(mem::take(out)));
+                // Unallocated and empty: nothing to drop.
+                debug_assert!(none.capacity() == 0 && none.is_empty());
+                mem::forget(none);
+            }
+            burst
+        });
+        drop(held);
+        drop(burst);
+        Polled::Idle
+    }
+
+    /// Moves up to `max` messages into `out` (at least one when any is
+    /// queued), waiting per `idle` while empty and open.
+    pub fn pop_batch(&self, out: &mut Vec<T>, max: usize, idle: IdleWait) -> Drained {
+        let max = max.max(1);
+        let mut polls = Polls::new(idle);
+        loop {
+            {
+                let mut held = self.lock();
+                if held.queue(|q| !q.is_empty()) {
+                    return Drained::Got(take(held, out, max));
+                }
+                if held.flags & CLOSED != 0 {
+                    return Drained::Closed;
+                }
+            }
+            // Poll the word without the lock: a length or `CLOSED` (C3).
+            if polls.until(|| self.word.load(Ordering::Relaxed) & !(LOCKED | SLEEPING) != 0) {
+                continue;
+            }
+            let mut held = self.lock();
+            if held.queue(|q| q.is_empty()) && held.flags & CLOSED == 0 {
+                held.flags |= SLEEPING;
+                drop(held);
+                // The push that clears `SLEEPING` leaves a token (C2): a
+                // park after it returns at once.
+                self.wake.parker.park();
+            }
+        }
+    }
+
+    /// Moves up to `max` messages into `out` without waiting.
+    pub fn try_pop_batch(&self, out: &mut Vec<T>, max: usize) -> usize {
+        if max == 0 {
+            return 0;
+        }
+        let mut held = self.lock();
+        if held.queue(|q| q.is_empty()) {
+            return 0;
+        }
+        take(held, out, max)
+    }
+
+    /// Refuses further pushes and wakes (or schedules) the consumer if it
+    /// sleeps. Messages already accepted stay and are still popped.
+    pub fn close(&self) {
+        let mut held = self.lock();
+        let asleep = held.flags & SLEEPING != 0;
+        held.flags = (held.flags | CLOSED) & !SLEEPING;
+        drop(held);
+        if asleep {
+            self.wake.wake();
+        }
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.word.load(Ordering::Acquire) & CLOSED != 0
+    }
+
+    /// Messages queued (a snapshot, read without the lock: C3).
+    pub fn len(&self) -> usize {
+        self.word.load(Ordering::Relaxed) >> SHIFT
+    }
+
+    /// Whether nothing is queued (a snapshot).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Times a push (or `close`) found the consumer asleep (or idle) and
+    /// woke (or scheduled) it.
+    pub fn wakeups(&self) -> u64 {
+        self.wake.wakes()
+    }
+
+    /// Whether the consumer is asleep (or idle): the next push wakes it.
+    #[cfg(test)]
+    pub(super) fn consumer_asleep(&self) -> bool {
+        self.word.load(Ordering::Acquire) & SLEEPING != 0
+    }
+
+    /// The capacity of the buffer the queue holds now (tests of the trade).
+    #[cfg(test)]
+    fn room(&self) -> usize {
+        self.lock().queue(|q| q.capacity())
+    }
+}
+
+/// Moves up to `max` messages (at least one is queued) into `out` and
+/// releases the lock.
+///
+/// When all of them fit and `out` is empty, the two trade buffers instead:
+/// `out`'s (possibly none) becomes the queue's, and the queue's becomes
+/// `out`, after the lock is released. Both conversions are O(1) here; the
+/// second moves messages (outside the lock) only if the deque had wrapped.
+#[inline]
+fn take<T>(mut held: Held<'_, T>, out: &mut Vec<T>, max: usize) -> usize {
+    if out.is_empty() && held.queue(|q| q.len() <= max) {
+        let mine = VecDeque::from(mem::take(out));
+        let theirs = held.queue(|q| mem::replace(q, mine));
+        drop(held);
+        let n = theirs.len();
+        *out = Vec::from(theirs);
+        return n;
+    }
+    let n = held.queue(|q| {
+        let n = q.len().min(max);
+        if n <= FEW {
+            out.extend((0..n).map_while(|_| q.pop_front()));
+        } else {
+            out.extend(q.drain(..n));
+        }
+        n
+    });
+    drop(held);
+    n
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,166 @@
+//! The compact queue's order, its word, its buffers and its wake-ups.
+
+use std::sync::Arc;
+
+use super::*;
+
+#[test]
+fn fifo_one_by_one_and_in_bulk() {
+    let q = CompactMpsc::new();
+    for i in 0..100 {
+        assert_eq!(q.push(i).unwrap(), i + 1, "the length after the push");
+    }
+    assert_eq!(q.len(), 100);
+    let mut out = Vec::new();
+    // A few (one by one), many (the bulk move), a few, then the rest, more
+    // than `FEW`, ending exactly at the last message. The batch is never
+    // empty after the first, so each is moved, not traded.
+    for (max, got) in [(5, 5), (FEW + 1, FEW + 1), (FEW, FEW), (usize::MAX, 62)] {
+        assert_eq!(q.try_pop_batch(&mut out, max), got);
+    }
+    assert_eq!(q.try_pop_batch(&mut out, usize::MAX), 0);
+    assert_eq!(out, (0..100).collect::<Vec<_>>());
+    assert_eq!(q.len(), 0);
+}
+
+#[test]
+fn the_word_holds_the_length_and_the_flags_and_releases_the_lock() {
+    let q = CompactMpsc::new();
+    q.push(1u8).unwrap();
+    q.push(2).unwrap();
+    assert_eq!(q.word.load(Ordering::Relaxed), 2 << SHIFT);
+    q.close();
+    assert_eq!(q.word.load(Ordering::Relaxed), (2 << SHIFT) | CLOSED);
+    assert_eq!(q.push(3), Err(SendError::closed(3)));
+    let mut out = Vec::new();
+    assert_eq!(q.pop_batch(&mut out, 8, IdleWait::Park), Drained::Got(2));
+    assert_eq!(q.pop_batch(&mut out, 8, IdleWait::Park), Drained::Closed);
+    assert_eq!(out, [1, 2]);
+    assert_eq!(q.word.load(Ordering::Relaxed), CLOSED);
+}
+
+/// A pooled consumer goes idle only on an empty, open queue; the next push
+/// (and only it) schedules it; `close` schedules an idle one.
+#[test]
+fn a_pooled_consumer_is_scheduled_once_per_idle_period() {
+    let q = CompactMpsc::new();
+    let mut out = Vec::new();
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Idle);
+    assert!(q.consumer_asleep());
+    q.push(1).unwrap();
+    q.push(2).unwrap();
+    assert_eq!(q.wakeups(), 1, "one wake-up per idle period");
+    assert!(!q.consumer_asleep());
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Got(2));
+    out.clear();
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Idle);
+    q.close();
+    assert_eq!(q.wakeups(), 2, "close ends an idle period too");
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Closed);
+}
+
+/// Messages that come one activation at a time: the queue holds one
+/// buffer while idle, the same one every time.
+#[test]
+fn fed_between_activations_it_cycles_one_buffer() {
+    let q = CompactMpsc::new();
+    let mut batch: Vec<u64> = Vec::new();
+    q.push(0).unwrap();
+    assert_eq!(q.poll_batch(&mut batch, 8), Polled::Got(1));
+    let buffer = batch.as_ptr();
+    for round in 1..=10 {
+        assert_eq!(batch, [round - 1]);
+        batch.clear();
+        assert_eq!(q.poll_batch(&mut batch, 8), Polled::Idle);
+        assert_eq!(batch.capacity(), 0, "round {round}: the batch kept it");
+        assert!(q.room() > 0, "round {round}: the queue has it");
+        q.push(round).unwrap();
+        assert_eq!(q.poll_batch(&mut batch, 8), Polled::Got(1));
+        assert_eq!(batch.as_ptr(), buffer, "round {round}: a new buffer");
+    }
+}
+
+/// A push while the batch is out makes a second buffer once; from then on
+/// the two trade places.
+#[test]
+fn a_push_during_an_activation_makes_a_second_buffer_once() {
+    let q = CompactMpsc::new();
+    let mut batch: Vec<u64> = Vec::new();
+    q.push(0).unwrap();
+    assert_eq!(q.poll_batch(&mut batch, 8), Polled::Got(1));
+    let first = batch.as_ptr();
+    q.push(1).unwrap();
+    batch.clear();
+    assert_eq!(q.poll_batch(&mut batch, 8), Polled::Got(1));
+    let second = batch.as_ptr();
+    assert_ne!(first, second);
+    for next in (2..22).step_by(2) {
+        batch.clear();
+        q.push(next).unwrap();
+        assert_eq!(q.poll_batch(&mut batch, 8), Polled::Got(1));
+        assert!([first, second].contains(&batch.as_ptr()));
+        batch.clear();
+        assert_eq!(q.poll_batch(&mut batch, 8), Polled::Idle);
+        q.push(next + 1).unwrap();
+        assert_eq!(q.poll_batch(&mut batch, 8), Polled::Got(1));
+        assert!([first, second].contains(&batch.as_ptr()));
+    }
+}
+
+/// A burst's room is freed when the consumer goes idle; a few slots stay.
+#[test]
+fn a_bursts_room_goes_when_the_consumer_goes_idle() {
+    let q = CompactMpsc::new();
+    for i in 0..1000u64 {
+        q.push(i).unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut batch = Vec::new();
+    // Deeper than a drain: moved in order, not traded.
+    while let Polled::Got(_) = q.poll_batch(&mut batch, 64) {
+        seen.append(&mut batch);
+    }
+    assert_eq!(seen, (0..1000).collect::<Vec<_>>());
+    assert_eq!(q.room(), 0, "the burst's room was kept");
+    assert!(q.consumer_asleep());
+}
+
+/// A thread consumer sleeps on an empty queue and the push that ends the
+/// sleep wakes it, once; producers on other threads keep their order.
+#[test]
+fn a_sleeping_thread_consumer_is_woken_once_and_sees_every_message() {
+    let q = Arc::new(CompactMpsc::new());
+    let consumer = {
+        let q = Arc::clone(&q);
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            while let Drained::Got(_) = q.pop_batch(&mut out, 16, IdleWait::Park) {}
+            out
+        })
+    };
+    while !q.consumer_asleep() {
+        std::thread::yield_now();
+    }
+    let per = if cfg!(miri) { 20 } else { 10_000 };
+    let producers: Vec<_> = (0..3u64)
+        .map(|p| {
+            let q = Arc::clone(&q);
+            std::thread::spawn(move || {
+                for i in 0..per {
+                    q.push((p, i)).unwrap();
+                }
+            })
+        })
+        .collect();
+    for p in producers {
+        p.join().unwrap();
+    }
+    q.close();
+    let out = consumer.join().unwrap();
+    assert_eq!(out.len() as u64, 3 * per, "each message once");
+    for p in 0..3 {
+        let mine: Vec<_> = out.iter().filter(|m| m.0 == p).map(|m| m.1).collect();
+        assert_eq!(mine, (0..per).collect::<Vec<_>>(), "producer {p}'s order");
+    }
+    assert!(q.wakeups() >= 1);
+}

@@ -34,6 +34,7 @@
 //! | [`MailboxKind::BQueue`] | 24.7 ns | 272 ns/msg (64–298) | 341 ns (291–371) | 4.8 M rt/s (4.8–5.2) | the pop-one baseline: one message per lock, the paper's reference |
 //! | [`MailboxKind::Sharded`] | 39.5 ns | 51.2 ns/msg | 60 ns (60–70) | — | many producer threads (fan-in) |
 //! | [`MailboxKind::LockFree`] | 25.2 ns | 27.1 ns/msg | 481 ns (340–500) | 31.0 M rt/s (25.0–31.6) | few producers, a known bound on depth; `Full` as backpressure |
+//! | [`MailboxKind::Compact`] | 17.7 ns (17.1–19.6) | 29.8 ns/msg (29.6–35.9) | 601 ns (571–1443) | 37.6 M rt/s (33.9–39.3) | a pooled actor's default: no memory while idle, one word's lock per push |
 //!
 //! * `Segmented` is the unbounded lock-free queue: linked blocks of 31
 //!   slots (crossbeam-channel's list flavour), one compare-and-swap per
@@ -47,6 +48,17 @@
 //!   fan-in p99 (300 ns) was behind `BQueueBatched`'s (231 ns). Until its
 //!   producers spun before yielding at a block's end, that p99 was
 //!   25–67 µs, and `BQueueBatched` was the default.
+//! * `Compact`'s row is from three `--quick` runs of a later sitting, in
+//!   which `Segmented` measured 15.9–18.2 ns, 15.7–32.2 ns/msg, 200–761 ns
+//!   and 12.0–30.5 M rt/s. It is a `VecDeque` behind a spin lock kept in
+//!   the word that also holds its length and flags: a push is one
+//!   compare-and-swap and one store, a lock-free queue's shape, where the
+//!   blocking kinds' mutex costs two read-modify-writes. It holds nothing
+//!   until a message arrives and gives a burst's room back when its
+//!   consumer goes idle, which is why a pooled actor gets it by default
+//!   ([`MailboxKind::POOLED`]); it is the one kind kept inline in the
+//!   actor's cell (88 bytes). Its producers and consumer take turns on one
+//!   word, so its fan-in p99 trails the lock-free kinds'.
 //! * `BQueueBatched` drains everything queued (up to the run loop's
 //!   `max_batch`) per lock and notifies only when the queue turns
 //!   non-empty; a consumer that keeps up still takes one message per lock.

@@ -38,7 +38,7 @@ use kinds::{burst_ns_per_msg, fanin_push_p99, single_thread_rt_p50};
 use pingpong::pingpong;
 use sender_batching::pingpong_threads;
 
-const CASES: [(&str, MailboxKind); 5] = [
+const CASES: [(&str, MailboxKind); 6] = [
     ("bqueue", MailboxKind::BQueue { capacity: 1024 }),
     (
         "bqueue_batched",
@@ -59,6 +59,7 @@ const CASES: [(&str, MailboxKind); 5] = [
         },
     ),
     ("segmented", MailboxKind::Segmented { capacity: 1024 }),
+    ("compact", MailboxKind::Compact),
 ];
 
 pub struct Sizes {
@@ -134,7 +135,7 @@ impl Mailboxes {
 }
 
 /// The ping-pong rows, in order.
-const PINGPONG_ROWS: [(&str, MailboxKind); 4] = [
+const PINGPONG_ROWS: [(&str, MailboxKind); 5] = [
     ("pop_one", MailboxKind::BQueue { capacity: 1024 }),
     ("batch_drain", MailboxKind::BQueueBatched { capacity: 1024 }),
     (
@@ -145,6 +146,7 @@ const PINGPONG_ROWS: [(&str, MailboxKind); 4] = [
         },
     ),
     ("segmented", MailboxKind::Segmented { capacity: 1024 }),
+    ("compact", MailboxKind::Compact),
 ];
 
 /// Runs Table 7 and the batching ping-pong.

@@ -20,8 +20,8 @@
 //!   `capacity` slots, so the ring still never grows and the swap never
 //!   allocates. The spare is allocated (once) by the first drain that
 //!   finds the queue spilled, the event that allocates the overflow; until
-//!   then drains copy. A queue with no ring (`capacity` 0, the pooled
-//!   default) never has a spare, and holds only a pointer's room for it;
+//!   then drains copy. A queue with no ring (`capacity` 0) never has a
+//!   spare, and holds only a pointer's room for it;
 //! * a queue with no ring trades buffers with its consumer instead: a drain
 //!   that takes the whole overflow into an empty batch swaps the two
 //!   buffers (the batch's, possibly none, becomes the overflow), and a
@@ -300,7 +300,7 @@ impl<T> Locked<T> {
         }
         debug_assert!(!st.sleeping, "a pooled consumer runs only while awake");
         st.sleeping = true;
-        // A queue with nothing up front (`capacity` 0, the pooled default)
+        // A queue with nothing up front (`capacity` 0)
         // gives a burst's room back as it goes idle: an idle pooled actor
         // holds at most `KEEP_IDLE` slots. (Sized queues keep their room,
         // as the allocation tests require.)
@@ -382,7 +382,7 @@ impl<T> Locked<T> {
     fn take(&self, mut st: MutexGuard<'_, State<T>>, out: &mut Vec<T>, max: usize) -> usize {
         let len = st.ring.len();
         if st.capacity == 0 && out.is_empty() && (1..=max).contains(&st.overflow.len()) {
-            // Nothing up front (the pooled default): every message is in
+            // Nothing up front (`capacity` 0): every message is in
             // the overflow, and all of them fit. Trade buffers instead of
             // moving messages: the consumer's empty one (possibly none)
             // becomes the overflow. Both conversions are O(1) here and

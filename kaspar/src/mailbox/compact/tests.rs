@@ -164,3 +164,15 @@ fn a_sleeping_thread_consumer_is_woken_once_and_sees_every_message() {
     }
     assert!(q.wakeups() >= 1);
 }
+
+/// What the docs promise of its size: the queue, inline in every pooled
+/// actor's cell, is a word, a `VecDeque` and the wake-up.
+#[test]
+fn it_is_88_bytes() {
+    eprintln!(
+        "CompactMpsc {} B, Mailbox {} B",
+        std::mem::size_of::<CompactMpsc<u64>>(),
+        std::mem::size_of::<super::super::Mailbox<u64>>()
+    );
+    assert!(std::mem::size_of::<CompactMpsc<u64>>() <= 88);
+}

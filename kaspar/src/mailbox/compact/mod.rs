@@ -147,19 +147,30 @@ impl<T> CompactMpsc<T> {
     /// Takes the lock.
     #[inline(always)]
     fn lock(&self) -> Held<'_, T> {
-        let w = self.word.load(Ordering::Relaxed);
+        match self.try_lock_from(self.word.load(Ordering::Relaxed)) {
+            Some(held) => held,
+            None => self.lock_contended(),
+        }
+    }
+
+    /// Takes the lock if the word is still `w` and `w` is unlocked.
+    #[inline(always)]
+    fn try_lock_from(&self, w: usize) -> Option<Held<'_, T>> {
         if w & LOCKED == 0
             && self
                 .word
                 .compare_exchange_weak(w, w | LOCKED, Ordering::Acquire, Ordering::Relaxed)
                 .is_ok()
         {
-            return Held {
+            // Made only once the lock is ours: dropping a `Held` releases
+            // the lock.
+            Some(Held {
                 q: self,
                 flags: w & FLAGS,
-            };
+            })
+        } else {
+            None
         }
-        self.lock_contended()
     }
 
     /// [`lock`](Self::lock) when another thread holds it: spin, then yield.
@@ -172,15 +183,8 @@ impl<T> CompactMpsc<T> {
         loop {
             let w = self.word.load(Ordering::Relaxed);
             if w & LOCKED == 0 {
-                if self
-                    .word
-                    .compare_exchange_weak(w, w | LOCKED, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
-                    return Held {
-                        q: self,
-                        flags: w & FLAGS,
-                    };
+                if let Some(held) = self.try_lock_from(w) {
+                    return held;
                 }
                 continue;
             }

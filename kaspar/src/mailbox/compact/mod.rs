@@ -15,9 +15,11 @@
 //! Whoever holds the lock (a producer pushing, the consumer draining or
 //! going idle, `close`) took it with a compare-and-swap from a value
 //! without `LOCKED`, and releases it with one store of the queue's new
-//! length and the flags it decided. Waiters spin, then yield; every
-//! critical section is a few dozen instructions (a push, or a swap of two
-//! buffers), so nobody parks on the lock.
+//! length and the flags it decided. Waiters spin, then yield; nobody
+//! parks on the lock. Most critical sections are a few dozen instructions
+//! (a push, or a swap of two buffers); a push that grows the buffer, and a
+//! drain that takes part of a deep queue (up to its batch, moved under
+//! the lock), take longer.
 //!
 //! Invariants (each `unsafe` block names the one it relies on):
 //! * **C1 (exclusive queue).** `queue` is touched only by the holder of
@@ -175,7 +177,10 @@ impl<T> CompactMpsc<T> {
 
     /// [`lock`](Self::lock) when another thread holds it: spin, then yield.
     /// The holder is a few dozen instructions from done unless it was
-    /// preempted, and then yielding gives it the core back.
+    /// preempted. Then a yield may let it run again, but need not: on a
+    /// loaded machine the waiters keep yielding where a mutex's would
+    /// sleep (the book's pool chapter has the Savina runs that suggest
+    /// this costs chameneos).
     #[cold]
     #[inline(never)]
     fn lock_contended(&self) -> Held<'_, T> {

@@ -18,22 +18,42 @@ pub(crate) struct Instance {
     pub(crate) system: Weak<dyn Any + Send + Sync>,
 }
 
-/// An instance's name.
+/// An instance's name: none for an actor spawned unnamed in one go, which
+/// is most of them (nothing allocated), else a slot its clones share. One
+/// word: every actor's cell holds one, and an enum of "fixed" (a fat
+/// `Arc<str>`) and "late" took three.
 #[derive(Clone)]
-enum Name {
-    /// Given when the cell was made, for good: an actor spawned and
-    /// started in one go, which is most of them. No shared slot is made.
-    Fixed(Option<Arc<str>>),
-    /// Set once, later but before it starts ([`Instance::set_name`]): a
-    /// prepared actor, or a group. Shared by the clones.
-    Late(Arc<OnceLock<Arc<str>>>),
+struct Name(Option<Arc<NameSlot>>);
+
+struct NameSlot {
+    /// Whether it may be named later, once ([`Instance::set_name`]): a
+    /// prepared actor, or a group. Otherwise it was named when the cell
+    /// was made, for good.
+    late: bool,
+    name: OnceLock<Arc<str>>,
+}
+
+impl Name {
+    fn slot(late: bool, name: Option<Arc<str>>) -> Self {
+        Name(Some(Arc::new(NameSlot {
+            late,
+            name: name.map_or_else(OnceLock::new, OnceLock::from),
+        })))
+    }
+
+    fn get(&self) -> Option<&Arc<str>> {
+        self.0.as_ref()?.name.get()
+    }
 }
 
 impl Instance {
     /// An actor of `system` named (or not) for good.
     pub(crate) fn new(name: Option<Arc<str>>, system: Weak<dyn Any + Send + Sync>) -> Self {
         Instance {
-            name: Name::Fixed(name),
+            name: match name {
+                Some(name) => Name::slot(false, Some(name)),
+                None => Name(None),
+            },
             system,
         }
     }
@@ -42,7 +62,7 @@ impl Instance {
     /// ([`set_name`](Self::set_name)); its clones share the name.
     pub(crate) fn late(name: Option<Arc<str>>, system: Weak<dyn Any + Send + Sync>) -> Self {
         Instance {
-            name: Name::Late(Arc::new(name.map_or_else(OnceLock::new, OnceLock::from))),
+            name: Name::slot(true, name),
             system,
         }
     }
@@ -54,20 +74,14 @@ impl Instance {
 
     /// The name given at spawn, if any.
     pub(crate) fn name(&self) -> Option<Arc<str>> {
-        match &self.name {
-            Name::Fixed(name) => name.clone(),
-            Name::Late(slot) => slot.get().cloned(),
-        }
+        self.name.get().cloned()
     }
 
     /// The name given at spawn, if any, borrowed: no reference count
     /// touched (a span per handled message records it).
     #[cfg(feature = "tracing")]
     pub(crate) fn name_str(&self) -> Option<&str> {
-        match &self.name {
-            Name::Fixed(name) => name.as_deref(),
-            Name::Late(slot) => slot.get().map(|n| &**n),
-        }
+        self.name.get().map(|n| &**n)
     }
 
     /// Names an unnamed instance (and every clone of it): a prepared actor
@@ -80,12 +94,16 @@ impl Instance {
     /// If the instance was made by [`new`](Self::new): its name is fixed,
     /// and only prepared actors and groups are named later.
     pub(crate) fn set_name(&self, name: Arc<str>) -> Result<(), Arc<str>> {
-        let Name::Late(slot) = &self.name else {
+        let Some(slot) = self.name.0.as_ref().filter(|s| s.late) else {
             panic!("kaspar: an actor spawned in one go cannot be named afterwards");
         };
-        match slot.set(name) {
+        match slot.name.set(name) {
             Ok(()) => Ok(()),
-            Err(_) => Err(slot.get().cloned().expect("a OnceLock that refused is set")),
+            Err(_) => Err(slot
+                .name
+                .get()
+                .cloned()
+                .expect("a OnceLock that refused is set")),
         }
     }
 }
@@ -109,5 +127,26 @@ mod tests {
         let fixed = Instance::new(Some("gateway".into()), Weak::<()>::new());
         assert_eq!(fixed.clone().name().as_deref(), Some("gateway"));
         assert_eq!(Instance::new(None, Weak::<()>::new()).name(), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "cannot be named afterwards")]
+    fn an_instance_named_for_good_is_not_named_again() {
+        let _ = Instance::new(Some("gateway".into()), Weak::<()>::new()).set_name("x".into());
+    }
+
+    #[test]
+    #[should_panic(expected = "cannot be named afterwards")]
+    fn an_instance_unnamed_for_good_is_not_named_later() {
+        let _ = Instance::new(None, Weak::<()>::new()).set_name("x".into());
+    }
+
+    /// Every actor's cell holds one: its name is one word.
+    #[test]
+    fn it_is_three_words() {
+        assert_eq!(
+            std::mem::size_of::<Instance>(),
+            3 * std::mem::size_of::<usize>()
+        );
     }
 }

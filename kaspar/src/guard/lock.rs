@@ -45,7 +45,7 @@ use std::sync::Arc;
 
 use crossbeam_utils::Backoff;
 
-use crate::base::sync::{hint, parking, AtomicUsize, Ordering};
+use crate::base::sync::{hint, parking, AtomicU32, AtomicUsize, Ordering};
 use crate::guard::chain;
 
 /// How long a synchronous delivery is prepared to wait for a held lock.
@@ -92,9 +92,15 @@ pub(crate) struct ActorLock {
     /// For a group's lock: how many members have a flag set. While none
     /// has, a thread holding the lock marks itself as its holder
     /// (`chain::GroupMark`), and calls between members skip the flags
-    /// check (`actor::cell`).
-    flagged_members: AtomicUsize,
+    /// check (`actor::cell`). A `u32` beside `group`: every actor has a
+    /// lock, so its 24 bytes (not 32) count, and no group has 2^32
+    /// members.
+    flagged_members: AtomicU32,
 }
+
+// Every actor has a lock, an idle pooled one too: three words.
+#[cfg(all(target_pointer_width = "64", not(loom)))]
+const _: () = assert!(std::mem::size_of::<ActorLock>() == 24);
 
 /// Marks the calling thread as the consumer of a lock's queue while it
 /// lives (see `ActorLock::consuming`).
@@ -170,7 +176,7 @@ impl ActorLock {
             word: AtomicUsize::new(if group { FLAGGED } else { 0 }),
             consumer: AtomicUsize::new(0),
             group,
-            flagged_members: AtomicUsize::new(0),
+            flagged_members: AtomicU32::new(0),
         }
     }
 

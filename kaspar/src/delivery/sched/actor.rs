@@ -8,6 +8,7 @@
 //! would sleep, the activation sets its mailbox idle and returns.
 
 use std::any::Any;
+use std::mem;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Weak};
 
@@ -23,16 +24,15 @@ use crate::mailbox::{Polled, Schedule};
 /// Batch slots an idle pooled actor keeps between activations.
 const KEEP_IDLE: usize = 8;
 
+/// `Run::slot` of an actor that left the pool.
+const LEFT: u32 = u32::MAX;
+
 /// What a pooled actor's mailbox calls to schedule it, and what its
 /// activations carry from one to the next.
 struct Hook<A: Actor> {
     /// Weak: the hook lives inside the cell (in its mailbox).
     cell: Weak<ActorCell<A>>,
     pool: Arc<Shared>,
-    /// Its slot in the pool's member list (`u32`s: an idle pooled
-    /// actor's every word counts, and no pool holds 2^32 members).
-    slot: u32,
-    max_batch: u32,
     /// Locked by the running activation. Only one activation is ever
     /// scheduled at a time (module docs of `sched`); the next one can
     /// start the moment this one has set the mailbox idle, and waits here
@@ -46,9 +46,13 @@ struct Run<A: Actor> {
     init: Option<Box<Init<A>>>,
     /// Reused by every activation: allocated on the first message.
     batch: Vec<A::Msg>,
-    /// The actor stopped and left the pool: a stale schedule finds
-    /// nothing to do.
-    done: bool,
+    /// Its slot in the pool's member list, or [`LEFT`] once the actor
+    /// stopped and left the pool (a stale schedule then finds nothing to
+    /// do). This and `max_batch` are `u32`s kept here, in the padding the
+    /// mutex leaves, rather than beside it: an idle pooled actor's every
+    /// word counts (no pool holds 2^32 members).
+    slot: u32,
+    max_batch: u32,
     #[cfg(feature = "journal")]
     flight: Option<crate::delivery::flight::FlightRecorder<A::Msg>>,
 }
@@ -104,12 +108,14 @@ pub(crate) fn attach<A: Actor>(
     let hook = Hook {
         cell: Arc::downgrade(cell),
         pool: Arc::clone(pool),
-        slot: u32::try_from(slot).expect("kaspar: a pool holds fewer than 2^32 actors"),
-        max_batch: u32::try_from(max_batch.max(1)).unwrap_or(u32::MAX),
         run: parking_lot::Mutex::new(Run {
             init: Some(Box::new(init)),
             batch: Vec::new(),
-            done: false,
+            slot: u32::try_from(slot)
+                .ok()
+                .filter(|&s| s != LEFT)
+                .expect("kaspar: a pool holds fewer than 2^32 - 1 actors"),
+            max_batch: u32::try_from(max_batch.max(1)).unwrap_or(u32::MAX),
             #[cfg(feature = "journal")]
             flight,
         }),
@@ -129,10 +135,10 @@ impl<A: Actor> Runnable for ActorCell<A> {
         let again = {
             let hook = hook_of(&self)?;
             let mut run = hook.run.lock();
-            if run.done {
+            if run.slot == LEFT {
                 return None;
             }
-            match activate(&self, &hook.pool, &mut run, budget, hook.max_batch as usize) {
+            match activate(&self, &hook.pool, &mut run, budget) {
                 Ran::Again => true,
                 Ran::Idle => {
                     // An idle pooled actor keeps a few slots, not its
@@ -143,9 +149,9 @@ impl<A: Actor> Runnable for ActorCell<A> {
                     false
                 }
                 Ran::Done => {
-                    run.done = true;
+                    let slot = mem::replace(&mut run.slot, LEFT);
                     drop(run);
-                    hook.pool.leave(hook.slot as usize);
+                    hook.pool.leave(slot as usize);
                     false
                 }
             }
@@ -188,8 +194,8 @@ fn activate<A: Actor>(
     pool: &Arc<Shared>,
     run: &mut Run<A>,
     budget: usize,
-    max_batch: usize,
 ) -> Ran {
+    let max_batch = run.max_batch as usize;
     // While it runs, this thread handles the actor's queue: a thread
     // waiting on an `ask` to it waits for this thread (deadlock detector).
     let _consuming = cell.lock().consuming(chain::thread_token());

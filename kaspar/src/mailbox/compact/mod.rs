@@ -213,6 +213,12 @@ impl<T> CompactMpsc<T> {
         let asleep = held.flags & SLEEPING != 0;
         held.flags &= !SLEEPING;
         let len = held.queue(|q| {
+            if q.capacity() == 0 {
+                // One slot, not the deque's four: an actor that gets a
+                // message at a time keeps this one between activations
+                // (the buffer trade), and a burst grows it as usual.
+                q.reserve_exact(1);
+            }
             q.push_back(msg);
             q.len()
         });

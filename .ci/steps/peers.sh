@@ -22,7 +22,7 @@ for case in kaspar/thread/ask kaspar/spin/ask kaspar/fast_send/ask \
     kaspar/pool/ask kaspar/pool/tell kaspar/pool/ping_pong kaspar/pool_segmented/tell \
     kaspar/pool_await_current_thread/ask kaspar/pool_await_multi_thread/ask \
     kaspar/pool_hosted_current_thread/ask kaspar/pool_hosted_multi_thread/ask \
-    kaspar/idle100/cpu; do
+    kaspar/idle100/cpu ask/core_to_core tell/core_to_core ping_pong/core_to_core; do
     if ! grep -q "\"case\":\"$case\"" "$out/peers.jsonl"; then
         echo "peers: no rows for $case in $out/peers.jsonl" >&2
         fail=1
@@ -31,6 +31,10 @@ done
 for bench in ping_pong counting thread_ring fork_join chameneos; do
     if ! grep -q "\"case\":\"$bench/kaspar/" "$out/savina.jsonl"; then
         echo "peers: no kaspar rows for Savina $bench in $out/savina.jsonl" >&2
+        fail=1
+    fi
+    if ! grep -q "\"case\":\"$bench/core_to_core\"" "$out/savina.jsonl"; then
+        echo "peers: no core-to-core round trip for Savina $bench in $out/savina.jsonl" >&2
         fail=1
     fi
     if ! grep -q "\"case\":\"$bench/kaspar/pool\"" "$out/savina.jsonl"; then

@@ -92,6 +92,69 @@ pub fn machine() -> String {
     format!("_{cores} cores, {cpu}, threads not pinned_")
 }
 
+/// The round trip of a cache line between two threads spinning on one
+/// atomic, in ns (mean of 20,000 after a warm-up), or NaN on one core or
+/// if a side was descheduled long enough to take 100 ms. It names the
+/// machine's mood: on the 2-core dev VM it reads 45-170 ns most of the
+/// time and 400-600 ns for stretches of seconds to minutes, and in those
+/// stretches everything that passes messages between two busy cores is
+/// slower (chameneos on a pool of two workers about 3x), while one thread
+/// is not.
+pub fn core_to_core_ns() -> f64 {
+    use std::sync::atomic::{
+        AtomicBool, AtomicU64,
+        Ordering::{Acquire, Relaxed, Release},
+    };
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return f64::NAN;
+    }
+    const WARM: u64 = 2_000;
+    const N: u64 = 20_000;
+    let line = Arc::new(AtomicU64::new(0));
+    let quit = Arc::new(AtomicBool::new(false));
+    let (theirs, their_quit) = (Arc::clone(&line), Arc::clone(&quit));
+    let echo = std::thread::spawn(move || {
+        for i in 0..WARM + N {
+            while theirs.load(Acquire) != 2 * i + 1 {
+                if their_quit.load(Relaxed) {
+                    return;
+                }
+                std::hint::spin_loop();
+            }
+            theirs.store(2 * i + 2, Release);
+        }
+    });
+    let limit = Instant::now() + Duration::from_millis(100);
+    let mut start = Instant::now();
+    let mut ok = true;
+    'trips: for i in 0..WARM + N {
+        if i == WARM {
+            start = Instant::now();
+        }
+        line.store(2 * i + 1, Release);
+        let mut spins = 0u32;
+        while line.load(Acquire) != 2 * i + 2 {
+            spins = spins.wrapping_add(1);
+            if spins.is_multiple_of(1024) && Instant::now() > limit {
+                ok = false;
+                break 'trips;
+            }
+            std::hint::spin_loop();
+        }
+    }
+    let elapsed = start.elapsed();
+    quit.store(true, Relaxed);
+    let _ = echo.join();
+    if ok {
+        elapsed.as_nanos() as f64 / N as f64
+    } else {
+        f64::NAN
+    }
+}
+
 /// Rows for `target/kaspar-bench/<table>.jsonl`, one JSON object per line
 /// with keys `table`, `case`, `metric`, `value`, `unit`, then where they
 /// were measured (`machine`, `date`, `load`, `command`), as the

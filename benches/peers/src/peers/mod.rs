@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::report::{fmt_ns, fmt_rate, machine, runs, JsonLines, Spread};
+use crate::report::{core_to_core_ns, fmt_ns, fmt_rate, machine, runs, JsonLines, Spread};
 
 mod actix;
 mod channels;
@@ -205,6 +205,15 @@ fn vs(ratio: Option<f64>) -> String {
     }
 }
 
+/// After a table: the machine's core-to-core round trip, which names its
+/// mood (`report::core_to_core_ns`); the channels' wake-ups and every
+/// cross-thread row move with it.
+fn mood(table: &str, json: &mut JsonLines) {
+    let ns = core_to_core_ns();
+    println!("\n_core-to-core round trip after this table: {ns:.0} ns_");
+    json.record(&format!("{table}/core_to_core"), "round_trip", ns, "ns");
+}
+
 fn ask_table(rows: &[Row], n: u64, json: &mut JsonLines) {
     println!("## ask: request-reply from outside the actor ({n} sequential)\n");
     println!("| case | mean | p50 | p50 spread | p99 | time vs crossbeam |");
@@ -319,6 +328,7 @@ pub fn run(quick: bool, only: Option<&[String]>) {
     );
 
     ask_table(&rows, sizes.asks, &mut json);
+    mood("ask", &mut json);
     println!(
         "\n## tell: fire-and-forget to one actor ({} messages, then one reply)\n",
         sizes.tells
@@ -331,6 +341,7 @@ pub fn run(quick: bool, only: Option<&[String]>) {
         sizes.tells,
         &mut json,
     );
+    mood("tell", &mut json);
     println!(
         "\n## ping_pong: two actors, one ball ({} round trips)\n",
         sizes.ping_pongs
@@ -343,6 +354,7 @@ pub fn run(quick: bool, only: Option<&[String]>) {
         sizes.ping_pongs,
         &mut json,
     );
+    mood("ping_pong", &mut json);
 
     let pct = idle::cpu_pct(
         IDLE_ACTORS,

@@ -23,7 +23,7 @@
 
 use std::time::Duration;
 
-use crate::report::{machine, runs, JsonLines};
+use crate::report::{core_to_core_ns, machine, runs, JsonLines};
 
 mod actix;
 mod chameneos;
@@ -280,7 +280,9 @@ pub fn run(quick: bool, only: Option<&[String]>) {
          creatures, {} meetings. kaspar/thread: one OS thread per actor; kaspar/group: all \
          actors of a benchmark in one group (one thread); kaspar/pool: every actor pooled \
          (one worker per core). Tokio peers run on a multi-thread \
-         runtime, actix on its single-thread system.\n",
+         runtime, actix on its single-thread system. The last column is the \
+         machine's core-to-core round trip measured just before the row (its mood: see \
+         `report::core_to_core_ns`).\n",
         p.pings,
         p.counts,
         p.ring_actors,
@@ -294,9 +296,11 @@ pub fn run(quick: bool, only: Option<&[String]>) {
         .iter()
         .map(|c| format!("{}/{}", c.framework, c.variant))
         .collect();
-    println!("| benchmark | {} |", header.join(" | "));
-    println!("|---|{}", "---:|".repeat(cols.len()));
+    println!("| benchmark | {} | core-to-core ns |", header.join(" | "));
+    println!("|---|{}---:|", "---:|".repeat(cols.len()));
     for (i, name) in NAMES.iter().enumerate() {
+        let c2c = core_to_core_ns();
+        json.record(&format!("{name}/core_to_core"), "round_trip", c2c, "ns");
         let mut cells = Vec::new();
         for c in &cols {
             let bench = c.benches[i];
@@ -310,7 +314,7 @@ pub fn run(quick: bool, only: Option<&[String]>) {
                 Err(why) => cells.push(format!("failed: {why}")),
             }
         }
-        println!("| {name} | {} |", cells.join(" | "));
+        println!("| {name} | {} | {c2c:.0} |", cells.join(" | "));
     }
     println!("\nJSON lines: {}", json.write().display());
 }

@@ -5,10 +5,12 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Instant;
 
 use crossbeam_deque::{Steal, Worker};
 
 use super::idle::Token;
+use super::steal_cost::{StealCost, DEAR_POLL};
 use super::{Shared, Task};
 use crate::base::backoff::Backoff;
 use crate::base::sync::{parking, Ordering};
@@ -29,6 +31,8 @@ struct Local {
     lifo: Cell<Option<Task>>,
     /// Where it sleeps.
     token: Arc<Token>,
+    /// What its steals cost, and whether one may be made now.
+    cost: StealCost,
 }
 
 std::thread_local! {
@@ -115,6 +119,7 @@ pub(super) fn run_worker(shared: Arc<Shared>, index: usize, deque: Worker<Task>)
         deque: Some(deque),
         lifo: Cell::new(None),
         token: Arc::new(Token::new()),
+        cost: StealCost::default(),
     }));
     // Spares leave as the workers do (the exit condition is sticky); the
     // first worker out joins them.
@@ -138,6 +143,7 @@ fn start_spare(shared: &Arc<Shared>) {
                 deque: None,
                 lifo: Cell::new(None),
                 token: Arc::new(Token::new()),
+                cost: StealCost::default(),
             }));
         });
     match started {
@@ -277,19 +283,33 @@ impl Local {
         }
     }
 
+    /// Takes tasks from another worker's deque, unless stealing is dear
+    /// here and the last steal was too recent (`steal_cost`). A worker of
+    /// the pool blocked in a wait lifts that limit: what waits behind it
+    /// may be what it waits for.
     fn steal(&self) -> Option<Task> {
+        if !self.cost.may_steal(Instant::now) && self.shared.blocked.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
         let stealers = &self.shared.stealers;
         // Start at a different victim each time, so thieves spread out.
         let start = self.token_index() % stealers.len().max(1);
         for i in 0..stealers.len() {
             let victim = &stealers[(start + i) % stealers.len()];
+            if victim.is_empty() {
+                continue;
+            }
+            let began = Instant::now();
             loop {
                 let stolen = match &self.deque {
                     Some(deque) => victim.steal_batch_and_pop(deque),
                     None => victim.steal(),
                 };
                 match stolen {
-                    Steal::Success(task) => return Some(task),
+                    Steal::Success(task) => {
+                        self.cost.record(began, began.elapsed());
+                        return Some(task);
+                    }
                     Steal::Empty => break,
                     Steal::Retry => {}
                 }
@@ -321,6 +341,14 @@ impl Local {
                 return None;
             }
             if !backoff.snooze() {
+                if self.cost.is_dear() && shared.has_work() {
+                    // Work waits on another worker, and taking it would
+                    // cost more than it saves (`steal_cost`): look again
+                    // in a while, still counted as searching, so no
+                    // schedule meanwhile pays a wake-up for this thread.
+                    std::thread::park_timeout(DEAR_POLL);
+                    continue;
+                }
                 shared
                     .idle
                     .sleep(&self.token, || shared.has_work() || shared.exit_now());
@@ -396,11 +424,64 @@ mod tests {
             deque: Some(deque),
             lifo: Cell::new(Some(Arc::clone(occupant))),
             token: Arc::new(Token::new()),
+            cost: StealCost::default(),
         }
     }
 
     fn task() -> Task {
         Arc::new(Named)
+    }
+
+    /// A thief with an empty deque of its own, and the pool's one other
+    /// worker's deque holding `n` tasks.
+    fn thief_and_victim(n: usize) -> (Local, Worker<Task>) {
+        let config = SchedConfig {
+            workers: 2,
+            budget: 64,
+            lifo_limit: 8,
+        };
+        let victim = Worker::new_fifo();
+        for _ in 0..n {
+            victim.push(task());
+        }
+        let shared = Arc::new(Shared {
+            stealers: vec![victim.stealer()],
+            ..Shared::threadless(config)
+        });
+        let thief = Local {
+            shared,
+            deque: Some(Worker::new_fifo()),
+            lifo: Cell::new(None),
+            token: Arc::new(Token::new()),
+            cost: StealCost::default(),
+        };
+        (thief, victim)
+    }
+
+    #[test]
+    fn a_thief_whose_steals_are_cheap_steals_at_once() {
+        let (thief, victim) = thief_and_victim(4);
+        assert!(thief.steal().is_some());
+        assert!(thief.steal().is_some());
+        assert!(thief.cost.may_steal(Instant::now));
+        drop(victim);
+    }
+
+    #[test]
+    fn a_thief_whose_steals_are_dear_waits_its_turn_unless_a_worker_is_blocked() {
+        let (thief, victim) = thief_and_victim(4);
+        let now = Instant::now();
+        for _ in 0..32 {
+            thief.cost.record(now, std::time::Duration::from_nanos(400));
+        }
+        assert!(thief.cost.is_dear());
+        assert!(thief.steal().is_none(), "stole again within DEAR_EVERY");
+        assert_eq!(victim.len(), 4, "nothing moved");
+        // A worker blocked in a wait may be waiting for what waits in
+        // the deques: stealing is allowed again.
+        thief.shared.blocked.fetch_add(1, Ordering::Relaxed);
+        assert!(thief.steal().is_some());
+        assert!(victim.len() < 4);
     }
 
     #[test]

@@ -48,9 +48,10 @@ struct Run<A: Actor> {
     batch: Vec<A::Msg>,
     /// Its slot in the pool's member list, or [`LEFT`] once the actor
     /// stopped and left the pool (a stale schedule then finds nothing to
-    /// do). This and `max_batch` are `u32`s kept here, in the padding the
-    /// mutex leaves, rather than beside it: an idle pooled actor's every
-    /// word counts (no pool holds 2^32 members).
+    /// do). This and `max_batch` are `u32`s kept here, in the room a
+    /// `done` flag and its padding took, rather than beside the mutex: an
+    /// idle pooled actor's every word counts (no pool holds 2^32
+    /// members).
     slot: u32,
     max_batch: u32,
     #[cfg(feature = "journal")]

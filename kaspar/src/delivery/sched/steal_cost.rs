@@ -14,10 +14,11 @@
 //! took. While it is at most [`DEAR_NS`], stealing is as eager as ever.
 //! Above it, a worker steals at most once per [`DEAR_EVERY`]: the actors
 //! a steal moves stay where they land and keep one worker busy, instead of
-//! being handed back and forth with every message. Chameneos then takes
-//! 58–77 ms on two workers in the far mood (and the eager 47 in the near
-//! one). The steals it still makes keep measuring, so a machine that
-//! comes near again is noticed within a few of them.
+//! being handed back and forth with every message. Chameneos then took
+//! 63–76 ms on two workers in the far mood, against 149–173 with eager
+//! stealing (the book's pool chapter has the runs). The steals it still
+//! makes keep measuring, so a machine that comes near again is noticed
+//! within a few of them.
 //!
 //! A steal is timed only once a victim's deque was seen non-empty, with
 //! two clock reads; a sample is capped at [`CAP_NS`], so one steal that

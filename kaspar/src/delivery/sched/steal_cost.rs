@@ -43,7 +43,7 @@ pub(super) const DEAR_POLL: Duration = Duration::from_micros(250);
 /// No sample counts for more than this.
 const CAP_NS: u32 = 4 * DEAR_NS;
 
-/// One worker's steal costs. Per thread: a `Cell`s only.
+/// One worker's steal costs: `Cell`s only, read and written by its own thread.
 #[derive(Debug, Default)]
 pub(super) struct StealCost {
     /// Moving average of a successful steal's duration in ns, weight 1/8

@@ -179,18 +179,19 @@ impl<T> CompactMpsc<T> {
     /// The holder is a few dozen instructions from done unless it was
     /// preempted. Then a yield may let it run again, but need not: on a
     /// loaded machine the waiters keep yielding where a mutex's would
-    /// sleep (the book's pool chapter has the Savina runs that suggest
-    /// this costs chameneos).
+    /// sleep. (The pool's slow Savina chameneos on the dev VM was not
+    /// this, but cross-core cost: see the pool's `steal_cost`.)
     #[cold]
     #[inline(never)]
     fn lock_contended(&self) -> Held<'_, T> {
         let mut backoff = Backoff::new();
         loop {
             let w = self.word.load(Ordering::Relaxed);
+            if let Some(held) = self.try_lock_from(w) {
+                return held;
+            }
             if w & LOCKED == 0 {
-                if let Some(held) = self.try_lock_from(w) {
-                    return held;
-                }
+                // Unlocked, but the word moved under us: retry at once.
                 continue;
             }
             // Under loom, a yield every time: a spin that does not yield

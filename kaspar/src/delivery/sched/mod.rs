@@ -124,8 +124,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crossbeam_deque::{Injector, Stealer, Worker};
+use crossbeam_utils::CachePadded;
 
-use crate::base::sync::{AtomicBool, AtomicUsize, Mutex, Ordering};
+use crate::base::sync::{AtomicBool, AtomicU32, AtomicUsize, Mutex, Ordering};
 use idle::Idle;
 use members::Members;
 
@@ -182,6 +183,11 @@ pub(crate) struct Shared {
     injector: Injector<Task>,
     /// One per worker, in worker order.
     stealers: Vec<Stealer<Task>>,
+    /// One per worker, in worker order: how many activations it has begun
+    /// (wrapping), stored by the worker alone and read by a thief in the
+    /// rationed mode (`steal_cost::STALL`). Padded: each worker writes its
+    /// own line, once per activation.
+    progress: Box<[CachePadded<AtomicU32>]>,
     idle: Idle,
     /// Members not yet done, or `EXITED`.
     live: AtomicUsize,
@@ -242,10 +248,14 @@ impl Shared {
     /// [`start`](Self::start) gives workers, and what a hosted pool (on
     /// tokio, or the simulator) gives its host.
     fn threadless(config: SchedConfig) -> Shared {
+        let workers = config.workers;
         Shared {
             config,
             injector: Injector::new(),
             stealers: Vec::new(),
+            progress: (0..workers)
+                .map(|_| CachePadded::new(AtomicU32::new(0)))
+                .collect(),
             idle: Idle::new(),
             live: AtomicUsize::new(0),
             closing: AtomicBool::new(false),

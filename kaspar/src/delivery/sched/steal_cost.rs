@@ -40,6 +40,16 @@ pub(super) const DEAR_EVERY: Duration = Duration::from_millis(10);
 /// no other thread pays a wake-up for it).
 pub(super) const DEAR_POLL: Duration = Duration::from_micros(250);
 
+/// While stealing is dear, a worker still steals from another whose
+/// activation count has not moved for this long, with work waiting in its
+/// deque: that worker is inside one long activation (a slow handler, a
+/// full budget of them), and what waits behind it would otherwise wait
+/// for it, up to [`DEAR_EVERY`]. Two looks of a searching worker in the
+/// rationed mode are [`DEAR_POLL`] apart, so a stalled worker's tasks wait
+/// 500–750 µs at most, not 10 ms; a chameneos broker's activations take
+/// microseconds, so a busy worker is never mistaken for a stalled one.
+pub(super) const STALL: Duration = Duration::from_micros(500);
+
 /// No sample counts for more than this.
 const CAP_NS: u32 = 4 * DEAR_NS;
 
@@ -83,9 +93,67 @@ impl StealCost {
     }
 }
 
+/// What one worker last saw of the others' activation counts, and since
+/// when: `Cell`s only, read and written by its own thread.
+#[derive(Debug, Default)]
+pub(super) struct StallWatch {
+    /// Per worker of the pool: its count when this worker first saw it
+    /// unchanged, and when that was.
+    seen: Box<[Cell<Seen>]>,
+}
+
+/// A worker's activation count as last seen, and since when (`None`: never
+/// looked at).
+type Seen = (u32, Option<Instant>);
+
+impl StallWatch {
+    /// A watch over a pool of `workers` workers.
+    pub(super) fn new(workers: usize) -> Self {
+        StallWatch {
+            seen: (0..workers).map(|_| Cell::new((0, None))).collect(),
+        }
+    }
+
+    /// Whether worker `victim`, whose activation count reads `count` at
+    /// `now`, has shown that same count for at least [`STALL`]. A count
+    /// that moved (or one seen for the first time) starts the clock again.
+    pub(super) fn stalled(&self, victim: usize, count: u32, now: Instant) -> bool {
+        let Some(memo) = self.seen.get(victim) else {
+            return false;
+        };
+        match memo.get() {
+            (seen, Some(since)) if seen == count => now.saturating_duration_since(since) >= STALL,
+            _ => {
+                memo.set((count, Some(now)));
+                false
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_unchanged_for_the_stall_time_is_a_stall_and_a_moving_one_never_is() {
+        let watch = StallWatch::new(2);
+        let t = Instant::now();
+        assert!(!watch.stalled(1, 7, t), "first look starts the clock");
+        assert!(!watch.stalled(1, 7, t + STALL / 2));
+        assert!(watch.stalled(1, 7, t + STALL));
+        assert!(
+            !watch.stalled(1, 8, t + STALL * 2),
+            "it moved: the clock restarts"
+        );
+        assert!(!watch.stalled(1, 8, t + STALL * 2 + STALL / 2));
+        assert!(watch.stalled(1, 8, t + STALL * 3));
+        assert!(
+            !watch.stalled(0, 8, t + STALL * 3),
+            "each worker has its own clock"
+        );
+        assert!(!watch.stalled(5, 8, t + STALL * 9), "no such worker");
+    }
 
     fn record_ns(cost: &StealCost, at: Instant, ns: u64) {
         cost.record(at, Duration::from_nanos(ns));

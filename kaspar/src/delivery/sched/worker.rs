@@ -10,7 +10,7 @@ use std::time::Instant;
 use crossbeam_deque::{Steal, Worker};
 
 use super::idle::Token;
-use super::steal_cost::{StealCost, DEAR_POLL};
+use super::steal_cost::{StallWatch, StealCost, DEAR_POLL};
 use super::{Shared, Task};
 use crate::base::backoff::Backoff;
 use crate::base::sync::{parking, Ordering};
@@ -33,6 +33,12 @@ struct Local {
     token: Arc<Token>,
     /// What its steals cost, and whether one may be made now.
     cost: StealCost,
+    /// Its index among the workers (`None` for a spare), under which it
+    /// counts its activations (`Shared::progress`).
+    index: Option<usize>,
+    /// Which other workers have been inside one activation for long
+    /// (`steal_cost::STALL`).
+    stalls: StallWatch,
 }
 
 std::thread_local! {
@@ -120,6 +126,8 @@ pub(super) fn run_worker(shared: Arc<Shared>, index: usize, deque: Worker<Task>)
         lifo: Cell::new(None),
         token: Arc::new(Token::new()),
         cost: StealCost::default(),
+        index: Some(index),
+        stalls: StallWatch::new(shared.stealers.len()),
     }));
     // Spares leave as the workers do (the exit condition is sticky); the
     // first worker out joins them.
@@ -144,6 +152,8 @@ fn start_spare(shared: &Arc<Shared>) {
                 lifo: Cell::new(None),
                 token: Arc::new(Token::new()),
                 cost: StealCost::default(),
+                index: None,
+                stalls: StallWatch::default(),
             }));
         });
     match started {
@@ -173,6 +183,7 @@ fn run(local: Rc<Local>) {
                 None => break,
             },
         };
+        local.begin_activation(tick);
         if let Some(again) = task.run(budget) {
             // Budget spent, or a push still being written: to the back.
             local.requeue(again);
@@ -183,6 +194,15 @@ fn run(local: Rc<Local>) {
 }
 
 impl Local {
+    /// Counts an activation this worker is about to run (`tick`, which
+    /// moves with each), for thieves that look for a stalled worker.
+    #[inline]
+    fn begin_activation(&self, tick: u32) {
+        if let Some(count) = self.index.and_then(|i| self.shared.progress.get(i)) {
+            count.store(tick, Ordering::Relaxed);
+        }
+    }
+
     /// Schedules `task` to run next on this thread; what was in the slot
     /// goes to the back of the deque.
     fn push_lifo(&self, task: Task) {
@@ -286,17 +306,29 @@ impl Local {
     /// Takes tasks from another worker's deque, unless stealing is dear
     /// here and the last steal was too recent (`steal_cost`). A worker of
     /// the pool blocked in a wait lifts that limit: what waits behind it
-    /// may be what it waits for.
+    /// may be what it waits for. So does a victim that has been inside one
+    /// activation for [`STALL`](super::steal_cost::STALL): what waits in
+    /// its deque would wait for that activation to end.
     fn steal(&self) -> Option<Task> {
-        if !self.cost.may_steal(Instant::now) && self.shared.blocked.load(Ordering::Relaxed) == 0 {
-            return None;
-        }
+        self.steal_at(Instant::now)
+    }
+
+    /// [`steal`](Self::steal), with `clock` for the time (tests move it).
+    fn steal_at(&self, clock: impl FnOnce() -> Instant) -> Option<Task> {
+        // `Some(now)` while rationed: the clock is read only when dear.
+        let ration = if self.cost.is_dear() && self.shared.blocked.load(Ordering::Relaxed) == 0 {
+            let now = clock();
+            (!self.cost.may_steal(|| now)).then_some(now)
+        } else {
+            None
+        };
         let stealers = &self.shared.stealers;
         // Start at a different victim each time, so thieves spread out.
         let start = self.token_index() % stealers.len().max(1);
         for i in 0..stealers.len() {
-            let victim = &stealers[(start + i) % stealers.len()];
-            if victim.is_empty() {
+            let at = (start + i) % stealers.len();
+            let victim = &stealers[at];
+            if victim.is_empty() || ration.is_some_and(|now| !self.stalled(at, now)) {
                 continue;
             }
             let began = Instant::now();
@@ -316,6 +348,18 @@ impl Local {
             }
         }
         None
+    }
+
+    /// Whether worker `at` has been inside one activation for at least
+    /// `STALL`, as this worker's looks have seen its count.
+    fn stalled(&self, at: usize, now: Instant) -> bool {
+        if self.index == Some(at) {
+            return false;
+        }
+        self.shared
+            .progress
+            .get(at)
+            .is_some_and(|count| self.stalls.stalled(at, count.load(Ordering::Relaxed), now))
     }
 
     /// A cheap, per-thread starting point for stealing.
@@ -425,6 +469,8 @@ mod tests {
             lifo: Cell::new(Some(Arc::clone(occupant))),
             token: Arc::new(Token::new()),
             cost: StealCost::default(),
+            index: Some(0),
+            stalls: StallWatch::new(1),
         }
     }
 
@@ -448,14 +494,31 @@ mod tests {
             stealers: vec![victim.stealer()],
             ..Shared::threadless(config)
         });
+        // The victim is worker 0 (the only deque the thief sees); the
+        // thief is worker 1, whose deque nobody steals from here.
         let thief = Local {
             shared,
             deque: Some(Worker::new_fifo()),
             lifo: Cell::new(None),
             token: Arc::new(Token::new()),
             cost: StealCost::default(),
+            index: Some(1),
+            stalls: StallWatch::new(2),
         };
         (thief, victim)
+    }
+
+    /// Makes `thief`'s steals dear, the last one stamped an hour ahead, so
+    /// that however slowly a test runs (Miri, a loaded machine) the next
+    /// rationed steal is never due.
+    fn make_dear(thief: &Local) {
+        let later = Instant::now() + std::time::Duration::from_secs(3600);
+        for _ in 0..32 {
+            thief
+                .cost
+                .record(later, std::time::Duration::from_nanos(400));
+        }
+        assert!(thief.cost.is_dear());
     }
 
     #[test]
@@ -470,15 +533,7 @@ mod tests {
     #[test]
     fn a_thief_whose_steals_are_dear_waits_its_turn_unless_a_worker_is_blocked() {
         let (thief, victim) = thief_and_victim(4);
-        // Dear steals, the last one stamped an hour ahead, so that however
-        // slowly this test runs (Miri, a loaded machine) it is never due.
-        let later = Instant::now() + std::time::Duration::from_secs(3600);
-        for _ in 0..32 {
-            thief
-                .cost
-                .record(later, std::time::Duration::from_nanos(400));
-        }
-        assert!(thief.cost.is_dear());
+        make_dear(&thief);
         assert!(thief.steal().is_none(), "stole again within DEAR_EVERY");
         assert_eq!(victim.len(), 4, "nothing moved");
         // A worker blocked in a wait may be waiting for what waits in
@@ -486,6 +541,56 @@ mod tests {
         thief.shared.blocked.fetch_add(1, Ordering::Relaxed);
         assert!(thief.steal().is_some());
         assert!(victim.len() < 4);
+    }
+
+    #[test]
+    fn a_thief_whose_steals_are_dear_takes_from_a_worker_stuck_in_one_activation_not_a_busy_one() {
+        use super::super::steal_cost::STALL;
+        let (thief, victim) = thief_and_victim(4);
+        make_dear(&thief);
+        let count = &thief.shared.progress[0];
+        let t = Instant::now();
+        // The victim keeps beginning activations, looked at `STALL` apart:
+        // busy, not stuck.
+        for tick in 1..=3 {
+            count.store(tick, Ordering::Relaxed);
+            let at = t + STALL * tick;
+            assert!(thief.steal_at(|| at).is_none(), "stole from a busy worker");
+        }
+        assert_eq!(victim.len(), 4);
+        // Its count stops moving: the last look started the clock; a look
+        // before `STALL` has passed takes nothing, one after it steals.
+        let still = t + STALL * 3;
+        assert!(thief.steal_at(|| still + STALL / 2).is_none());
+        assert_eq!(victim.len(), 4);
+        assert!(
+            thief.steal_at(|| still + STALL).is_some(),
+            "left tasks behind a stuck worker"
+        );
+        assert!(victim.len() < 4);
+        // A worker that moves again is busy again.
+        count.store(4, Ordering::Relaxed);
+        let left = victim.len();
+        assert!(thief.steal_at(|| still + STALL * 2).is_none());
+        assert!(thief.steal_at(|| still + STALL * 2 + STALL / 2).is_none());
+        assert_eq!(victim.len(), left);
+    }
+
+    #[test]
+    fn a_worker_counts_the_activations_it_begins() {
+        let local = free_worker(None);
+        local.begin_activation(41);
+        assert_eq!(local.shared.progress[0].load(Ordering::Relaxed), 41);
+        let spare = Local {
+            index: None,
+            ..free_worker(None)
+        };
+        spare.begin_activation(42);
+        assert_eq!(
+            spare.shared.progress[0].load(Ordering::Relaxed),
+            0,
+            "a spare has no count"
+        );
     }
 
     #[test]

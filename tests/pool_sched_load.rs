@@ -1,7 +1,9 @@
 //! The pool under load, with exact accounting: 100,000 idle pooled actors
 //! each sent one message; P producer threads (P in 1, 2, 8, 32) flooding
-//! pooled consumers; two pooled actors ping-ponging on one worker; and a
-//! busy pooled actor that must not starve the others (the budget).
+//! pooled consumers; two pooled actors ping-ponging on one worker; a busy
+//! pooled actor that must not starve the others (the budget); and an actor
+//! sent to by a handler that does not return, which another worker must
+//! run (the pool's monitor).
 //!
 //! No timing is asserted beyond "does not hang" (a watchdog): these run on
 //! a shared 2-core machine.
@@ -312,4 +314,64 @@ fn a_ping_pong_on_the_next_to_run_slot_does_not_starve_the_others() {
         b.stop();
         system.shutdown();
     });
+}
+
+pub struct Sent(pub Arc<AtomicU64>);
+pub struct Hold(pub Addr<Flag>, pub Arc<AtomicU64>);
+
+/// Raises the flag it is sent.
+#[actor]
+pub struct Flag;
+
+#[actor]
+impl Flag {
+    #[handler(Sent)]
+    fn raise(&mut self, msg: Sent, _ctx: &mut Ctx<Self>) {
+        msg.0.store(1, Ordering::Release);
+    }
+}
+
+/// Sends to a `Flag` and then does not return until the flag is up (or the
+/// watchdog's deadline passes): the `Flag` it sent to sits in this worker's
+/// next-to-run slot meanwhile.
+#[actor]
+pub struct Holder;
+
+#[actor]
+impl Holder {
+    #[handler(Hold)]
+    fn hold(&mut self, msg: Hold, _ctx: &mut Ctx<Self>) -> bool {
+        msg.0.send(Sent(Arc::clone(&msg.1))).unwrap();
+        let deadline = std::time::Instant::now() + WATCHDOG / 2;
+        while msg.1.load(Ordering::Acquire) == 0 {
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            std::hint::spin_loop();
+        }
+        true
+    }
+}
+
+#[test]
+fn an_actor_slotted_behind_a_handler_that_does_not_return_runs_on_another_worker() {
+    let raised = watchdog("an actor behind a handler that spins until it ran", || {
+        let system = pool_of(2);
+        let holder = system.spawn(Holder).pooled().start();
+        let flag = system.spawn(Flag).pooled().start();
+        let mut raised = Vec::new();
+        // A few rounds: the holder's worker may be either one, the other
+        // asleep or searching when the send lands in the slot.
+        for _ in 0..5 {
+            let up = Arc::new(AtomicU64::new(0));
+            raised.push(holder.ask(Hold(flag.clone(), up)).unwrap().wait().unwrap());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        system.shutdown();
+        raised
+    });
+    assert_eq!(
+        raised, [true; 5],
+        "the flag's actor waited in the slot for the handler that sent to it"
+    );
 }

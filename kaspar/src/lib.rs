@@ -580,6 +580,7 @@ pub mod __loom {
     }
 
     pub use crate::delivery::sched::model::{IdleModel, Poll, PooledMailbox, SleepToken};
+    pub use crate::delivery::sched::next_slot::NextSlot;
 }
 
 /// What `#[actor]` expansions name. Not part of the public API.

@@ -135,6 +135,11 @@ impl Idle {
         me.wait();
     }
 
+    /// Threads asleep now (a snapshot).
+    pub(crate) fn sleepers(&self) -> usize {
+        self.state.load(Ordering::SeqCst) / SLEEPER
+    }
+
     /// The calling thread, searching, leaves the pool for good.
     pub(crate) fn stop_searching(&self) {
         self.state.fetch_sub(SEARCHER, Ordering::SeqCst);

@@ -66,7 +66,14 @@
 //! (its deque, the injector, the others' deques), spinning and then
 //! yielding with the shared [`Backoff`](crate::base::backoff), and then
 //! sleeps (see [`idle`] for why no wake-up is lost). An idle pool is
-//! asleep: it burns no CPU.
+//! asleep: it burns no CPU (its monitor, below, wakes ten times a second).
+//!
+//! The next-to-run slot is a bet that the handler that filled it returns
+//! soon. Where it does not, a monitor thread per pool (`monitor`, the
+//! shape of Go's `sysmon`) takes the actor out of the slot of a worker
+//! whose activation count has not moved for a millisecond and injects it,
+//! so another worker runs it; the slot is shared for this (`next_slot`),
+//! at one compare-and-swap per hop for its owner.
 //!
 //! Stealing is rationed where it is dear. Each worker times its successful
 //! steals; where a steal takes more than about 200 ns on average (cores
@@ -76,8 +83,10 @@
 //! the others' deques. Actors a steal moved then stay where they landed,
 //! rather than crossing between the cores with every message. A worker
 //! blocked in a wait lifts the ration (what it waits for may be queued
-//! behind it), and the steals still made keep measuring, so a machine
-//! whose cores come near again is noticed. See `steal_cost`.
+//! behind it), and so does a worker whose activation count has stood
+//! still for 500 µs (its deque would wait for that activation); the steals
+//! still made keep measuring, so a machine whose cores come near again is
+//! noticed. See `steal_cost`.
 //!
 //! # Blocking inside a pooled handler
 //!
@@ -113,6 +122,8 @@ pub(crate) mod idle;
 mod members;
 #[cfg(loom)]
 pub(crate) mod model;
+mod monitor;
+pub(crate) mod next_slot;
 #[cfg(feature = "sim")]
 pub(crate) mod sim;
 mod steal_cost;
@@ -188,6 +199,12 @@ pub(crate) struct Shared {
     /// rationed mode (`steal_cost::STALL`). Padded: each worker writes its
     /// own line, once per activation.
     progress: Box<[CachePadded<AtomicU32>]>,
+    /// One per worker, in worker order: its next-to-run slot, which the
+    /// monitor may take from (`next_slot`).
+    next: Box<[worker::Slot]>,
+    /// The thread that frees an actor slotted behind a stuck worker
+    /// (`monitor`); none for a hosted or simulated pool.
+    monitor: monitor::Monitor,
     idle: Idle,
     /// Members not yet done, or `EXITED`.
     live: AtomicUsize,
@@ -233,6 +250,7 @@ impl Shared {
             place_spare,
             ..Shared::threadless(SchedConfig { workers, ..config })
         });
+        monitor::start(&shared);
         let bodies = deques
             .into_iter()
             .enumerate()
@@ -256,6 +274,8 @@ impl Shared {
             progress: (0..workers)
                 .map(|_| CachePadded::new(AtomicU32::new(0)))
                 .collect(),
+            next: (0..workers).map(|_| worker::Slot::default()).collect(),
+            monitor: monitor::Monitor::default(),
             idle: Idle::new(),
             live: AtomicUsize::new(0),
             closing: AtomicBool::new(false),

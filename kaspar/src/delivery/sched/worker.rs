@@ -8,8 +8,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crossbeam_deque::{Steal, Worker};
+use crossbeam_utils::CachePadded;
 
 use super::idle::Token;
+use super::next_slot::NextSlot;
 use super::steal_cost::{StallWatch, StealCost, DEAR_POLL};
 use super::{Shared, Task};
 use crate::base::backoff::Backoff;
@@ -27,8 +29,9 @@ struct Local {
     shared: Arc<Shared>,
     /// `None` for a spare: what it schedules goes to the injector.
     deque: Option<Worker<Task>>,
-    /// The next-to-run slot.
-    lifo: Cell<Option<Task>>,
+    /// The next-to-run slot: a worker's is in `Shared::next`, where the
+    /// monitor can take from it; a spare's is its own.
+    lifo: Slot,
     /// Where it sleeps.
     token: Arc<Token>,
     /// What its steals cost, and whether one may be made now.
@@ -40,6 +43,9 @@ struct Local {
     /// (`steal_cost::STALL`).
     stalls: StallWatch,
 }
+
+/// A next-to-run slot, on a line of its own.
+pub(super) type Slot = Arc<CachePadded<NextSlot<Task>>>;
 
 std::thread_local! {
     /// How many actors this thread has put in its worker's next-to-run
@@ -123,14 +129,16 @@ pub(super) fn run_worker(shared: Arc<Shared>, index: usize, deque: Worker<Task>)
     run(Rc::new(Local {
         shared: Arc::clone(&shared),
         deque: Some(deque),
-        lifo: Cell::new(None),
+        lifo: Arc::clone(&shared.next[index]),
         token: Arc::new(Token::new()),
         cost: StealCost::default(),
         index: Some(index),
         stalls: StallWatch::new(shared.stealers.len()),
     }));
-    // Spares leave as the workers do (the exit condition is sticky); the
-    // first worker out joins them.
+    // Spares leave as the workers do (the exit condition is sticky), and
+    // so does the monitor, once out of its park; the first worker out
+    // joins them.
+    shared.monitor.poke();
     let spares = std::mem::take(&mut *shared.spares.lock());
     for spare in spares {
         let _ = spare.join();
@@ -149,7 +157,7 @@ fn start_spare(shared: &Arc<Shared>) {
             run(Rc::new(Local {
                 shared: spare,
                 deque: None,
-                lifo: Cell::new(None),
+                lifo: Slot::default(),
                 token: Arc::new(Token::new()),
                 cost: StealCost::default(),
                 index: None,
@@ -206,8 +214,13 @@ impl Local {
     /// Schedules `task` to run next on this thread; what was in the slot
     /// goes to the back of the deque.
     fn push_lifo(&self, task: Task) {
-        if let Some(prev) = self.lifo.replace(Some(task)) {
+        if let Some(prev) = self.lifo.take() {
             self.push_back(prev);
+        }
+        if let Err(task) = self.lifo.put(task) {
+            // The monitor is taking what was in the slot (`take` found it
+            // gone): this one waits in the deque.
+            self.push_back(task);
         }
     }
 
@@ -277,10 +290,7 @@ impl Local {
 
     /// Whether the next-to-run slot holds an actor.
     fn has_next(&self) -> bool {
-        let next = self.lifo.take();
-        let occupied = next.is_some();
-        self.lifo.set(next);
-        occupied
+        self.lifo.is_full()
     }
 
     /// Nothing waits in this worker's deque or in the injector (a spare
@@ -396,6 +406,8 @@ impl Local {
                 shared
                     .idle
                     .sleep(&self.token, || shared.has_work() || shared.exit_now());
+                // Awake again: the monitor watches while anyone is.
+                shared.monitor.poke();
                 backoff = Backoff::new();
             }
         }
@@ -466,7 +478,7 @@ mod tests {
         Local {
             shared,
             deque: Some(deque),
-            lifo: Cell::new(Some(Arc::clone(occupant))),
+            lifo: occupied(occupant),
             token: Arc::new(Token::new()),
             cost: StealCost::default(),
             index: Some(0),
@@ -476,6 +488,13 @@ mod tests {
 
     fn task() -> Task {
         Arc::new(Named)
+    }
+
+    /// A next-to-run slot holding `occupant`.
+    fn occupied(occupant: &Task) -> Slot {
+        let slot = Slot::default();
+        assert!(slot.put(Arc::clone(occupant)).is_ok());
+        slot
     }
 
     /// A thief with an empty deque of its own, and the pool's one other
@@ -499,7 +518,7 @@ mod tests {
         let thief = Local {
             shared,
             deque: Some(Worker::new_fifo()),
-            lifo: Cell::new(None),
+            lifo: Slot::default(),
             token: Arc::new(Token::new()),
             cost: StealCost::default(),
             index: Some(1),

@@ -23,8 +23,8 @@
 //! waits between `EVERY` and twice that, not for the handler.
 //!
 //! A chain of sends (a ping-pong, a ring) begins an activation per hop, so
-//! its worker's count moves between any two looks: the monitor never takes
-//! from it. When every thread of the pool is asleep, the monitor parks
+//! its worker's count moves between any two looks, and the monitor leaves
+//! it alone unless one hop's handler outlasts `EVERY`. When every thread of the pool is asleep, the monitor parks
 //! for [`ASLEEP_RECHECK`] at a time (ten wake-ups a second of an idle
 //! pool; the timeout is a safety net for the pool's exit, whose word is
 //! not part of the handshake below), and the first thread to wake takes

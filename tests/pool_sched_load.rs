@@ -317,7 +317,8 @@ fn a_ping_pong_on_the_next_to_run_slot_does_not_starve_the_others() {
 }
 
 pub struct Sent(pub Arc<AtomicU64>);
-pub struct Hold(pub Addr<Flag>, pub Arc<AtomicU64>);
+/// The flag to send to, its raised mark, and how long to wait for it.
+pub struct Hold(pub Addr<Flag>, pub Arc<AtomicU64>, pub Duration);
 
 /// Raises the flag it is sent.
 #[actor]
@@ -331,9 +332,9 @@ impl Flag {
     }
 }
 
-/// Sends to a `Flag` and then does not return until the flag is up (or the
-/// watchdog's deadline passes): the `Flag` it sent to sits in this worker's
-/// next-to-run slot meanwhile.
+/// Sends to a `Flag` and then does not return until the flag is up (or its
+/// time runs out): the `Flag` it sent to sits in this worker's next-to-run
+/// slot meanwhile.
 #[actor]
 pub struct Holder;
 
@@ -342,7 +343,7 @@ impl Holder {
     #[handler(Hold)]
     fn hold(&mut self, msg: Hold, _ctx: &mut Ctx<Self>) -> bool {
         msg.0.send(Sent(Arc::clone(&msg.1))).unwrap();
-        let deadline = std::time::Instant::now() + WATCHDOG / 2;
+        let deadline = std::time::Instant::now() + msg.2;
         while msg.1.load(Ordering::Acquire) == 0 {
             if std::time::Instant::now() > deadline {
                 return false;
@@ -364,7 +365,8 @@ fn an_actor_slotted_behind_a_handler_that_does_not_return_runs_on_another_worker
         // asleep or searching when the send lands in the slot.
         for _ in 0..5 {
             let up = Arc::new(AtomicU64::new(0));
-            raised.push(holder.ask(Hold(flag.clone(), up)).unwrap().wait().unwrap());
+            let hold = Hold(flag.clone(), up, WATCHDOG / 2);
+            raised.push(holder.ask(hold).unwrap().wait().unwrap());
             std::thread::sleep(Duration::from_millis(5));
         }
         system.shutdown();
@@ -374,4 +376,52 @@ fn an_actor_slotted_behind_a_handler_that_does_not_return_runs_on_another_worker
         raised, [true; 5],
         "the flag's actor waited in the slot for the handler that sent to it"
     );
+}
+
+/// `PoolConfig::monitor(None)`: no monitor thread, so the actor a handler
+/// sent to waits in the slot until that handler returns (and then runs:
+/// nothing is lost). Shorter intervals than the floor are raised to it.
+#[test]
+fn a_pool_without_a_monitor_leaves_the_slotted_actor_to_its_handler() {
+    assert_eq!(
+        PoolConfig::new().monitor(Some(Duration::ZERO)).monitor,
+        Some(PoolConfig::MONITOR_MIN)
+    );
+    assert_eq!(PoolConfig::new().monitor, Some(PoolConfig::DEFAULT_MONITOR));
+    let (raised, ran_after) = watchdog("a slotted actor with no monitor", || {
+        let system = System::with_config(SystemConfig {
+            pool: PoolConfig::new().workers(2).monitor(None),
+            ..SystemConfig::default()
+        });
+        let holder = system.spawn(Holder).pooled().start();
+        let flag = system.spawn(Flag).pooled().start();
+        // Started and idle first: a send to an actor still scheduled from
+        // its spawn finds it queued, not idle, and goes nowhere near the
+        // slot.
+        let warm = Arc::new(AtomicU64::new(0));
+        flag.send(Sent(Arc::clone(&warm))).unwrap();
+        while warm.load(Ordering::Acquire) == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        let (mut raised, mut ran_after) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            let up = Arc::new(AtomicU64::new(0));
+            let hold = Hold(flag.clone(), Arc::clone(&up), Duration::from_millis(30));
+            raised.push(holder.ask(hold).unwrap().wait().unwrap());
+            let until = std::time::Instant::now() + WATCHDOG / 2;
+            while up.load(Ordering::Acquire) == 0 && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            ran_after.push(up.load(Ordering::Acquire) == 1);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        system.shutdown();
+        (raised, ran_after)
+    });
+    assert_eq!(
+        raised, [false; 3],
+        "something took the actor out of the slot"
+    );
+    assert_eq!(ran_after, [true; 3], "the slotted actor never ran");
 }

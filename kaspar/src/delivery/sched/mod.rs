@@ -122,7 +122,7 @@ pub(crate) mod idle;
 mod members;
 #[cfg(loom)]
 pub(crate) mod model;
-mod monitor;
+pub(crate) mod monitor;
 pub(crate) mod next_slot;
 #[cfg(feature = "sim")]
 pub(crate) mod sim;
@@ -133,6 +133,7 @@ mod worker;
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use crossbeam_deque::{Injector, Stealer, Worker};
 use crossbeam_utils::CachePadded;
@@ -183,6 +184,8 @@ pub(crate) struct SchedConfig {
     pub(crate) budget: usize,
     /// Activations in a row from a worker's next-to-run slot.
     pub(crate) lifo_limit: u32,
+    /// The monitor's look interval, or no monitor (`monitor`).
+    pub(crate) monitor: Option<Duration>,
 }
 
 /// `live` once the workers have left: no member can join any more.
@@ -250,7 +253,9 @@ impl Shared {
             place_spare,
             ..Shared::threadless(SchedConfig { workers, ..config })
         });
-        monitor::start(&shared);
+        if let Some(every) = shared.config.monitor {
+            monitor::start(&shared, every);
+        }
         let bodies = deques
             .into_iter()
             .enumerate()

@@ -14,7 +14,8 @@
 //! that watches the others, which is the shape taken here.
 //!
 //! While any thread of the pool is awake, the monitor looks every
-//! [`EVERY`] at each worker's activation count (`Shared::progress`, which
+//! [`EVERY`] (by default: [`PoolConfig::monitor`] sets it, or turns the
+//! monitor off) at each worker's activation count (`Shared::progress`, which
 //! a worker stores as it begins each activation) and next-to-run slot. A
 //! worker whose count has not moved since the monitor's last look has
 //! been inside one activation for at least `EVERY`; if its slot holds an
@@ -40,16 +41,19 @@ use std::time::Duration;
 
 use super::Shared;
 use crate::base::sync::{AtomicBool, Mutex, Ordering};
+#[cfg(doc)]
+use crate::PoolConfig;
 
-/// How often the monitor looks while any thread of the pool is awake:
-/// the shortest stall it acts on, and half the longest wait it leaves an
-/// actor in a stuck worker's slot. About 1,000 looks a second while the
+/// How often the monitor looks while any thread of the pool is awake, by
+/// default ([`PoolConfig::DEFAULT_MONITOR`]): the shortest stall it acts
+/// on, and half the longest wait it leaves an actor in a stuck worker's
+/// slot. About 1,000 looks a second while the
 /// pool works, each a few loads and a timed park. At 250 µs (4,000 looks
 /// a second) the slotted actor of a 20 ms handler started after 0.33 ms
 /// (median of 20 on the 2-core VM), against 1.2–1.3 ms at 1 ms, but the
 /// pooled ping-pong of `benches/sched` looked 5–10% slower, within a noise
 /// that hid 1 ms's cost entirely.
-pub(super) const EVERY: Duration = Duration::from_millis(1);
+pub(crate) const EVERY: Duration = Duration::from_millis(1);
 
 /// How long the monitor's park lasts while every thread of the pool is
 /// asleep (a poke ends it sooner): ten wake-ups a second of an idle pool.
@@ -78,26 +82,27 @@ impl Monitor {
     }
 }
 
-/// Starts `shared`'s monitor thread, placed like a spare (the pool's
-/// placement, unpinned); its handle goes with the spares, which the first
-/// worker to leave joins. Without a thread (the OS refused one) the pool
-/// runs as before.
-pub(super) fn start(shared: &Arc<Shared>) {
+/// Starts `shared`'s monitor thread, looking `every` so often while the
+/// pool works, placed like a spare (the pool's placement, unpinned); its
+/// handle goes with the spares, which the first worker to leave joins.
+/// Without a thread (the OS refused one) the pool runs as before.
+pub(super) fn start(shared: &Arc<Shared>, every: Duration) {
     let watched = Arc::clone(shared);
     let started = thread::Builder::new()
         .name("kaspar:pool-monitor".into())
         .spawn(move || {
             *watched.monitor.thread.lock() = Some(thread::current());
             (watched.place_spare)();
-            watch(&watched);
+            watch(&watched, every);
         });
     if let Ok(handle) = started {
         shared.spares.lock().push(handle);
     }
 }
 
-/// The monitor's loop, until the pool has exited.
-fn watch(shared: &Shared) {
+/// The monitor's loop, looking `every` so often, until the pool has
+/// exited.
+fn watch(shared: &Shared, every: Duration) {
     let mut seen: Vec<u32> = shared
         .progress
         .iter()
@@ -120,7 +125,7 @@ fn watch(shared: &Shared) {
             }
             continue;
         }
-        thread::park_timeout(EVERY);
+        thread::park_timeout(every);
         free_stuck(shared, &mut seen);
     }
 }
@@ -174,6 +179,7 @@ mod tests {
             workers: 2,
             budget: 64,
             lifo_limit: 8,
+            monitor: Some(EVERY),
         })
     }
 

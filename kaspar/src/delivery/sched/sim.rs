@@ -93,6 +93,7 @@ pub(crate) fn start(host: Arc<Host>) -> Arc<Shared> {
             workers: 0,
             budget: 1,
             lifo_limit: 0,
+            monitor: None,
         })
     })
 }

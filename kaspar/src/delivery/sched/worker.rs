@@ -465,6 +465,7 @@ mod tests {
             workers: 1,
             budget: 64,
             lifo_limit,
+            monitor: None,
         };
         let deque = Worker::new_fifo();
         if let Some(task) = waiting {
@@ -504,6 +505,7 @@ mod tests {
             workers: 2,
             budget: 64,
             lifo_limit: 8,
+            monitor: None,
         };
         let victim = Worker::new_fifo();
         for _ in 0..n {

@@ -57,8 +57,10 @@
 //!   until a message arrives and gives a burst's room back when its
 //!   consumer goes idle, which is why a pooled actor gets it by default
 //!   ([`MailboxKind::POOLED`]); it is the one kind kept inline in the
-//!   actor's cell (88 bytes). Its producers and consumer take turns on one
-//!   word, so its fan-in p99 trails the lock-free kinds'.
+//!   actor's cell (128 bytes). Its producers and consumer take turns on
+//!   one word, so its fan-in p99 trails the lock-free kinds'; a consumer
+//!   that falls behind takes the whole queue in one swap and works
+//!   through it outside the lock.
 //! * `BQueueBatched` drains everything queued (up to the run loop's
 //!   `max_batch`) per lock and notifies only when the queue turns
 //!   non-empty; a consumer that keeps up still takes one message per lock.

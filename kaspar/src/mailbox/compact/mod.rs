@@ -8,8 +8,8 @@
 //! ring and a condition variable a pooled actor never uses. Here a push is
 //! one compare-and-swap (taking the lock) and one store (releasing it and
 //! publishing the new length at once), the shape of a lock-free queue's
-//! push; and the whole queue is a word, a `VecDeque` and the wake-up (88
-//! bytes against 144).
+//! push; and the whole queue is a word, a `VecDeque`, the wake-up and the
+//! consumer's spill (128 bytes against 144).
 //!
 //! Algorithm. `word` is `len << SHIFT | CLOSED | SLEEPING | LOCKED`.
 //! Whoever holds the lock (a producer pushing, the consumer draining or
@@ -43,9 +43,16 @@
 //! no buffer in the queue hands its emptied batch back. So an idle actor
 //! whose messages come one activation at a time holds one small buffer;
 //! a burst's room past `KEEP_IDLE` slots is freed when it goes idle.
+//!
+//! A drain that finds more queued than it may take (a stream, or a burst)
+//! takes the whole queue anyway, into the consumer's `spill`, and hands it
+//! out from there without the lock (the `spill` module, C4 and C5). Its
+//! buffer is freed when the consumer goes idle.
 
 use std::collections::VecDeque;
 use std::mem;
+
+mod spill;
 
 use super::park::{Polls, Wake};
 use super::{Drained, IdleWait, Polled};
@@ -80,13 +87,18 @@ pub struct CompactMpsc<T> {
     word: AtomicUsize,
     /// Only the holder of `LOCKED` touches it (C1).
     queue: UnsafeCell<VecDeque<T>>,
+    /// `spilled << SPILL_SHIFT | ROOM | CONSUMING` (the `spill` module).
+    drain: AtomicUsize,
+    /// Messages a deep drain took from the queue and has yet to hand out;
+    /// only the holder of `CONSUMING` touches it (C4).
+    spill: UnsafeCell<VecDeque<T>>,
     pub(super) wake: Wake,
 }
 
 // SAFETY: the queue owns its messages and moves them from producer threads
 // to the consumer, never handing out `&T`; its one piece of shared mutable
-// state, `queue`, is touched only under the lock (C1). So `T: Send` is all
-// sending and sharing it need.
+// state, `queue` and `spill`, is touched only under the lock (C1) or the
+// drain's token (C4). So `T: Send` is all sending and sharing it need.
 unsafe impl<T: Send> Send for CompactMpsc<T> {}
 // SAFETY: as for `Send`.
 unsafe impl<T: Send> Sync for CompactMpsc<T> {}
@@ -142,6 +154,8 @@ impl<T> CompactMpsc<T> {
         CompactMpsc {
             word: AtomicUsize::new(0),
             queue: UnsafeCell::new(VecDeque::new()),
+            drain: AtomicUsize::new(0),
+            spill: UnsafeCell::new(VecDeque::new()),
             wake: Wake::default(),
         }
     }
@@ -236,6 +250,10 @@ impl<T> CompactMpsc<T> {
     /// queue non-empty (or `close`) takes it and schedules the consumer,
     /// exactly once (C2).
     pub(crate) fn poll_batch(&self, out: &mut Vec<T>, max: usize) -> Polled {
+        let n = self.take_spilled(out, max.max(1));
+        if n > 0 {
+            return Polled::Got(n);
+        }
         let mut held = self.lock();
         debug_assert!(
             held.flags & SLEEPING == 0,
@@ -263,6 +281,12 @@ impl<T> CompactMpsc<T> {
         });
         drop(held);
         drop(burst);
+        // The spill is empty (C5: handed out first); its buffer goes too.
+        // Under the spill's token, not the lock: a push may have scheduled
+        // the consumer again already, and the spill is its to fill.
+        if self.spill_has_room() {
+            self.free_spill_room();
+        }
         Polled::Idle
     }
 
@@ -272,6 +296,10 @@ impl<T> CompactMpsc<T> {
         let max = max.max(1);
         let mut polls = Polls::new(idle);
         loop {
+            let n = self.take_spilled(out, max);
+            if n > 0 {
+                return Drained::Got(n);
+            }
             {
                 let mut held = self.lock();
                 if held.queue(|q| !q.is_empty()) {
@@ -301,6 +329,10 @@ impl<T> CompactMpsc<T> {
         if max == 0 {
             return 0;
         }
+        let n = self.take_spilled(out, max);
+        if n > 0 {
+            return n;
+        }
         let mut held = self.lock();
         if held.queue(|q| q.is_empty()) {
             return 0;
@@ -325,9 +357,10 @@ impl<T> CompactMpsc<T> {
         self.word.load(Ordering::Acquire) & CLOSED != 0
     }
 
-    /// Messages queued (a snapshot, read without the lock: C3).
+    /// Messages queued, the spill's included (a snapshot, read without
+    /// the lock: C3, C5).
     pub fn len(&self) -> usize {
-        self.word.load(Ordering::Relaxed) >> SHIFT
+        (self.word.load(Ordering::Relaxed) >> SHIFT) + self.spilled()
     }
 
     /// Whether nothing is queued (a snapshot).
@@ -361,15 +394,27 @@ impl<T> CompactMpsc<T> {
 /// `out`'s (possibly none) becomes the queue's, and the queue's becomes
 /// `out`, after the lock is released. Both conversions are O(1) here; the
 /// second moves messages (outside the lock) only if the deque had wrapped.
+/// When more are queued than fit, the queue's buffer trades with the
+/// spill's instead, and the first `max` are handed out of the spill after
+/// the lock is released (C5).
 #[inline]
 fn take<T>(mut held: Held<'_, T>, out: &mut Vec<T>, max: usize) -> usize {
-    if out.is_empty() && held.queue(|q| q.len() <= max) {
+    let len = held.queue(|q| q.len());
+    if out.is_empty() && len <= max {
         let mine = VecDeque::from(mem::take(out));
         let theirs = held.queue(|q| mem::replace(q, mine));
         drop(held);
         let n = theirs.len();
         *out = Vec::from(theirs);
         return n;
+    }
+    if len > max {
+        if let Some(mut spill) = held.q.try_spill() {
+            if held.queue(|q| spill.fill(q)) {
+                drop(held);
+                return spill.take(out, max);
+            }
+        }
     }
     let n = held.queue(|q| {
         let n = q.len().min(max);

@@ -1,0 +1,174 @@
+//! The compact queue's consumer-side backlog: when a drain finds more
+//! queued than it may take, it takes all of them at once, by trading the
+//! queue's buffer for the spill's (empty) one under the lock, and hands
+//! them out from here on later drains without the lock.
+//!
+//! Why: moving `max` messages out of a deep queue under the lock held the
+//! producers off for the whole copy, and a queue that kept growing behind
+//! a busy consumer reallocated under the lock as well. With the spill, a
+//! deep drain holds the lock for a swap of two buffers, and the two trade
+//! places from one deep drain to the next, so a steady stream reuses them.
+//! This is the note's drain-side batching: the consumer pays for a batch,
+//! not for each message, and never in the producers' critical section.
+//!
+//! Invariants (each `unsafe` block names the one it relies on):
+//! * **C4 (one drain at a time).** `spill` is touched only by the holder of
+//!   `CONSUMING` in `drain`, taken with an `Acquire` compare-and-swap and
+//!   released with a `Release` store. A mailbox has one consumer, so the
+//!   compare-and-swap never waits in practice; it is there so that safe
+//!   code draining one queue from two threads stays sound.
+//! * **C5 (the spill is older).** Messages enter the spill only from the
+//!   whole queue, and only while the spill is empty; a drain hands out the
+//!   spill before it looks at the queue. So the consumer sees each
+//!   producer's messages in push order. The releasing store publishes the
+//!   spill's length (`drain >> SPILL_SHIFT`) and whether it holds a buffer
+//!   (`ROOM`), which the drain reads without the token to skip the spill
+//!   when it is empty (its own last store, so never stale for the one
+//!   consumer) and `len` adds to the queue's.
+
+use std::collections::VecDeque;
+use std::mem;
+
+use super::{CompactMpsc, FEW};
+use crate::base::sync::Ordering;
+
+/// A drain holds the spill (C4).
+pub(super) const CONSUMING: usize = 1;
+/// The spill holds a buffer (empty or not): going idle frees it.
+pub(super) const ROOM: usize = 2;
+/// `drain >> SPILL_SHIFT` is the spill's length as of the last release.
+pub(super) const SPILL_SHIFT: u32 = 2;
+
+/// The spill, held: releases `CONSUMING` when dropped (even by a panic),
+/// publishing its length in the same store.
+pub(super) struct Spill<'a, T> {
+    q: &'a CompactMpsc<T>,
+}
+
+impl<T> CompactMpsc<T> {
+    /// Takes the spill if no other drain holds it, without waiting.
+    #[inline]
+    pub(super) fn try_spill(&self) -> Option<Spill<'_, T>> {
+        let d = self.drain.load(Ordering::Relaxed);
+        if d & CONSUMING != 0 {
+            return None;
+        }
+        self.drain
+            .compare_exchange(d, d | CONSUMING, Ordering::Acquire, Ordering::Relaxed)
+            .ok()?;
+        // Made only once the token is ours: dropping a `Spill` releases
+        // it (as `Held` is made only once the lock is).
+        Some(Spill { q: self })
+    }
+
+    /// Messages in the spill, as of the last drain's release (C5).
+    #[inline(always)]
+    pub(super) fn spilled(&self) -> usize {
+        self.drain.load(Ordering::Relaxed) >> SPILL_SHIFT
+    }
+
+    /// Whether the spill holds a buffer, as of the last drain's release.
+    #[inline(always)]
+    pub(super) fn spill_has_room(&self) -> bool {
+        self.drain.load(Ordering::Relaxed) & ROOM != 0
+    }
+
+    /// Hands out up to `max` spilled messages into `out`, if the spill has
+    /// any and no other drain holds it (C4, C5).
+    #[inline(always)]
+    pub(super) fn take_spilled(&self, out: &mut Vec<T>, max: usize) -> usize {
+        if self.spilled() == 0 {
+            return 0;
+        }
+        self.take_spilled_slow(out, max)
+    }
+
+    /// [`take_spilled`](Self::take_spilled) with a spill to hand out: out
+    /// of line, so that a drain with none pays a load and a branch.
+    #[cold]
+    #[inline(never)]
+    fn take_spilled_slow(&self, out: &mut Vec<T>, max: usize) -> usize {
+        match self.try_spill() {
+            Some(mut spill) => spill.take(out, max),
+            None => 0,
+        }
+    }
+
+    /// Frees the spill's buffer if the spill is empty and no other drain
+    /// holds it: a consumer going idle keeps no spill.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn free_spill_room(&self) {
+        let room = self.try_spill().map(|mut spill| spill.give_up_room());
+        // Freed with the token released.
+        drop(room);
+    }
+}
+
+impl<T> Spill<'_, T> {
+    #[inline(always)]
+    pub(super) fn with<R>(&mut self, f: impl FnOnce(&mut VecDeque<T>) -> R) -> R {
+        // SAFETY: C4: we hold `CONSUMING` until `drop`, and `&mut self`
+        // keeps this the only borrow of the spill meanwhile.
+        self.q.spill.with_mut(|p| f(unsafe { &mut *p }))
+    }
+
+    /// Moves up to `max` messages from the front of the spill into `out`.
+    pub(super) fn take(&mut self, out: &mut Vec<T>, max: usize) -> usize {
+        self.with(|s| {
+            let n = s.len().min(max);
+            if n <= FEW {
+                out.extend((0..n).map_while(|_| s.pop_front()));
+            } else {
+                out.extend(s.drain(..n));
+            }
+            n
+        })
+    }
+
+    /// Trades the whole of `queue` (held under the queue's lock) for the
+    /// spill's empty buffer, and publishes the new length at once, so that
+    /// `len` never misses the messages in between. Hands `queue` back
+    /// untouched if the spill is not empty (only when two threads drain).
+    pub(super) fn fill(&mut self, queue: &mut VecDeque<T>) -> bool {
+        let n = self.with(|s| {
+            if !s.is_empty() {
+                return None;
+            }
+            mem::swap(s, queue);
+            Some(s.len())
+        });
+        let Some(n) = n else {
+            return false;
+        };
+        self.q
+            .drain
+            .store((n << SPILL_SHIFT) | ROOM | CONSUMING, Ordering::Relaxed);
+        true
+    }
+
+    /// Takes the spill's buffer out if the spill is empty (an unallocated
+    /// one otherwise), to be freed by the caller.
+    pub(super) fn give_up_room(&mut self) -> VecDeque<T> {
+        self.with(|s| {
+            if s.is_empty() {
+                mem::take(s)
+            } else {
+                VecDeque::new()
+            }
+        })
+    }
+}
+
+impl<T> Drop for Spill<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        let (len, room) = self.with(|s| (s.len(), s.capacity() > 0));
+        // Release: what we did to the spill happens-before the next
+        // holder's Acquire (C4).
+        self.q.drain.store(
+            (len << SPILL_SHIFT) | if room { ROOM } else { 0 },
+            Ordering::Release,
+        );
+    }
+}

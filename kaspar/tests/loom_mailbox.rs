@@ -38,6 +38,30 @@ fn assert_per_producer_fifo(out: &[(u8, u8)], producers: u8, each: u8) {
     }
 }
 
+/// What the one producer of a model does after its pushes.
+#[derive(Clone, Copy)]
+enum Then {
+    /// Closes the queue, which wakes the consumer a last time.
+    Close,
+    /// Leaves it open: each of the consumer's sleeps must be ended by a
+    /// push.
+    LeaveOpen,
+}
+
+/// Spawns the one producer of a model: it pushes `(0, 0)`, `(0, 1)`, ..
+/// `(0, n - 1)` into `q`, in that order, then does what `then` says.
+fn produce(q: &Arc<Mailbox<(u8, u8)>>, n: u8, then: Then) -> thread::JoinHandle<()> {
+    let q = Arc::clone(q);
+    thread::spawn(move || {
+        for i in 0..n {
+            q.push((0, i)).unwrap();
+        }
+        if let Then::Close = then {
+            q.close();
+        }
+    })
+}
+
 /// Two producers race for the ring's slots while the consumer (the main
 /// thread) parks and is woken; the last producer closes, which wakes it for
 /// the last time.
@@ -75,15 +99,7 @@ fn lockfree_wait_when_full() {
             capacity: 2,
             when_full: WhenFull::Wait,
         }));
-        let producer = {
-            let q = Arc::clone(&q);
-            thread::spawn(move || {
-                for i in 0..2u8 {
-                    q.push((0u8, i)).unwrap();
-                }
-                q.close();
-            })
-        };
+        let producer = produce(&q, 2, Then::Close);
         let out = drain_all(|out| q.pop_batch(out, 1, IdleWait::Park));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 2);
@@ -173,15 +189,7 @@ fn sharded_push_races_close() {
 fn batched_no_lost_wakeup() {
     model(|| {
         let q = Arc::new(Mailbox::new(MailboxKind::BQueueBatched { capacity: 1 }));
-        let producer = {
-            let q = Arc::clone(&q);
-            thread::spawn(move || {
-                for i in 0..3u8 {
-                    q.push((0u8, i)).unwrap();
-                }
-                q.close();
-            })
-        };
+        let producer = produce(&q, 3, Then::Close);
         let out = drain_all(|out| q.pop_batch(out, 8, IdleWait::Park));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 3);
@@ -197,15 +205,7 @@ fn batched_no_lost_wakeup() {
 fn batched_ring_swap_keeps_fifo() {
     model(|| {
         let q = Arc::new(Mailbox::new(MailboxKind::BQueueBatched { capacity: 2 }));
-        let producer = {
-            let q = Arc::clone(&q);
-            thread::spawn(move || {
-                for i in 0..5u8 {
-                    q.push((0u8, i)).unwrap();
-                }
-                q.close();
-            })
-        };
+        let producer = produce(&q, 5, Then::Close);
         let out = drain_all(|out| q.pop_batch(out, 8, IdleWait::Park));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 5);
@@ -231,13 +231,7 @@ fn take<T>(n: usize, pop: impl Fn(&mut Vec<T>) -> Drained) -> Vec<T> {
 fn bqueue_polling_consumer_no_lost_wakeup() {
     model(|| {
         let q = Arc::new(Mailbox::new(MailboxKind::BQueue { capacity: 1 }));
-        let producer = {
-            let q = Arc::clone(&q);
-            thread::spawn(move || {
-                q.push((0u8, 0u8)).unwrap();
-                q.push((0u8, 1u8)).unwrap();
-            })
-        };
+        let producer = produce(&q, 2, Then::LeaveOpen);
         let out = take(2, |out| q.pop_batch(out, 8, IdleWait::Backoff));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 2);
@@ -256,10 +250,7 @@ fn lockfree_polling_consumer_no_lost_wakeup() {
             capacity: 2,
             when_full: WhenFull::Reject,
         }));
-        let producer = {
-            let q = Arc::clone(&q);
-            thread::spawn(move || q.push((0u8, 0u8)).unwrap())
-        };
+        let producer = produce(&q, 1, Then::LeaveOpen);
         let out = take(1, |out| q.pop_batch(out, 4, IdleWait::Backoff));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 1);
@@ -290,13 +281,7 @@ fn sharded_polling_consumer_no_lost_wakeup() {
 fn bqueue_parked_consumer_is_woken_by_each_push() {
     model(|| {
         let q = Arc::new(Mailbox::new(MailboxKind::BQueueBatched { capacity: 1 }));
-        let producer = {
-            let q = Arc::clone(&q);
-            thread::spawn(move || {
-                q.push((0u8, 0u8)).unwrap();
-                q.push((0u8, 1u8)).unwrap();
-            })
-        };
+        let producer = produce(&q, 2, Then::LeaveOpen);
         let out = take(2, |out| q.pop_batch(out, 1, IdleWait::Park));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 2);
@@ -360,15 +345,7 @@ fn segmented_two_producers_across_a_block_no_lost_wakeup() {
 fn segmented_recycles_blocks_while_the_producer_installs() {
     model_long(|| {
         let q = segmented(0);
-        let producer = {
-            let q = Arc::clone(&q);
-            thread::spawn(move || {
-                for i in 0..6u8 {
-                    q.push((0u8, i)).unwrap();
-                }
-                q.close();
-            })
-        };
+        let producer = produce(&q, 6, Then::Close);
         let out = drain_all(|out| q.pop_batch(out, 2, IdleWait::Park));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 6);
@@ -382,13 +359,7 @@ fn segmented_recycles_blocks_while_the_producer_installs() {
 fn segmented_polling_consumer_no_lost_wakeup() {
     model(|| {
         let q = segmented(0);
-        let producer = {
-            let q = Arc::clone(&q);
-            thread::spawn(move || {
-                q.push((0u8, 0u8)).unwrap();
-                q.push((0u8, 1u8)).unwrap();
-            })
-        };
+        let producer = produce(&q, 2, Then::LeaveOpen);
         let out = take(2, |out| q.pop_batch(out, 4, IdleWait::Backoff));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 2);
@@ -420,15 +391,7 @@ fn segmented_push_races_close() {
 fn compact_no_lost_wakeup() {
     model(|| {
         let q = Arc::new(Mailbox::new(MailboxKind::Compact));
-        let producer = {
-            let q = Arc::clone(&q);
-            thread::spawn(move || {
-                for i in 0..2u8 {
-                    q.push((0u8, i)).unwrap();
-                }
-                q.close();
-            })
-        };
+        let producer = produce(&q, 2, Then::Close);
         let out = drain_all(|out| q.pop_batch(out, 8, IdleWait::Park));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 2);
@@ -442,13 +405,7 @@ fn compact_no_lost_wakeup() {
 fn compact_polling_consumer_no_lost_wakeup() {
     model(|| {
         let q = Arc::new(Mailbox::new(MailboxKind::Compact));
-        let producer = {
-            let q = Arc::clone(&q);
-            thread::spawn(move || {
-                q.push((0u8, 0u8)).unwrap();
-                q.push((0u8, 1u8)).unwrap();
-            })
-        };
+        let producer = produce(&q, 2, Then::LeaveOpen);
         let out = take(2, |out| q.pop_batch(out, 8, IdleWait::Backoff));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 2);
@@ -462,13 +419,7 @@ fn compact_polling_consumer_no_lost_wakeup() {
 fn compact_parked_consumer_is_woken_by_each_push() {
     model(|| {
         let q = Arc::new(Mailbox::new(MailboxKind::Compact));
-        let producer = {
-            let q = Arc::clone(&q);
-            thread::spawn(move || {
-                q.push((0u8, 0u8)).unwrap();
-                q.push((0u8, 1u8)).unwrap();
-            })
-        };
+        let producer = produce(&q, 2, Then::LeaveOpen);
         let out = take(2, |out| q.pop_batch(out, 1, IdleWait::Park));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 2);
@@ -483,15 +434,7 @@ fn compact_parked_consumer_is_woken_by_each_push() {
 fn compact_deep_drain_spills_in_order() {
     model(|| {
         let q = Arc::new(Mailbox::new(MailboxKind::Compact));
-        let producer = {
-            let q = Arc::clone(&q);
-            thread::spawn(move || {
-                for i in 0..2u8 {
-                    q.push((0u8, i)).unwrap();
-                }
-                q.close();
-            })
-        };
+        let producer = produce(&q, 2, Then::Close);
         let out = drain_all(|out| q.pop_batch(out, 1, IdleWait::Park));
         producer.join().unwrap();
         assert_per_producer_fifo(&out, 1, 2);

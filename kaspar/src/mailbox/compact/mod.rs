@@ -17,9 +17,10 @@
 //! without `LOCKED`, and releases it with one store of the queue's new
 //! length and the flags it decided. Waiters spin, then yield; nobody
 //! parks on the lock. Most critical sections are a few dozen instructions
-//! (a push, or a swap of two buffers); a push that grows the buffer, and a
-//! drain that takes part of a deep queue (up to its batch, moved under
-//! the lock), take longer.
+//! (a push, or a swap of two buffers); a push that grows the buffer
+//! takes longer, and so does a drain that finds a deep queue while it
+//! cannot spill it (below: another drain holds the spill, or the batch it
+//! fills is not empty), which moves up to its batch under the lock.
 //!
 //! Invariants (each `unsafe` block names the one it relies on):
 //! * **C1 (exclusive queue).** `queue` is touched only by the holder of

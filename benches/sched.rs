@@ -1,21 +1,23 @@
 //! The actor pool against own-thread actors and crossbeam-channel between
 //! two threads, measured side by side in one run: ping-pong round trips,
-//! tell throughput, spawn cost, the memory of an idle pooled actor, and
-//! the activation budget's effect on a fan-in (how its default was
-//! chosen).
+//! tell throughput (and what the envelope's size costs it), spawn cost,
+//! the memory of an idle pooled actor, and the activation budget's effect
+//! on a fan-in (how its default was chosen).
 //!
-//! `cargo bench --bench sched [-- --quick]`. Prints a markdown table. Read
+//! `cargo bench --bench sched [-- --quick]`. Prints markdown tables and
+//! writes `target/kaspar-bench/sched.jsonl` (`table` = `sched`). Read
 //! the ratios, not the absolute numbers: on a shared machine only numbers
 //! taken in the same run compare.
 
 use std::alloc::{GlobalAlloc, Layout, System as Sys};
+use std::mem::size_of;
 use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Instant;
 
 use kaspar::prelude::*;
-use kaspar::{PoolConfig, SystemConfig};
+use kaspar::{Actor, Handler, PoolConfig, SystemConfig};
 use kaspar_suite::bench;
 
 /// Counts live heap bytes, for the idle pooled actor's size (one atomic
@@ -100,6 +102,73 @@ impl Count {
     fn get(&mut self, _q: u8, _ctx: &mut Ctx<Self>) -> u64 {
         self.n
     }
+}
+
+/// A pooled counter whose tell carries `$words` words: the same stream as
+/// [`tell`] with a larger envelope, to see what the envelope's size costs
+/// a stream (the pooled tell against crossbeam: would a smaller one
+/// close the gap?).
+macro_rules! wide_counter {
+    ($actor:ident, $msg:ident, $words:expr) => {
+        pub struct $msg(pub [u64; $words]);
+
+        #[actor]
+        pub struct $actor {
+            n: u64,
+        }
+
+        #[actor]
+        impl $actor {
+            #[handler($msg)]
+            fn add(&mut self, _k: $msg, _ctx: &mut Ctx<Self>) {
+                self.n += 1;
+            }
+
+            #[handler(u8)]
+            fn get(&mut self, _q: u8, _ctx: &mut Ctx<Self>) -> u64 {
+                self.n
+            }
+        }
+
+        impl Wide for $actor {
+            fn new() -> Self {
+                $actor { n: 0 }
+            }
+            fn tell(addr: &Addr<Self>, i: u64) {
+                addr.send($msg([i; $words])).unwrap();
+            }
+        }
+    };
+}
+
+/// What [`tell_wide`] needs of a counter from `wide_counter!`.
+trait Wide: Handler<u8, Reply = u64> + Send + Sized {
+    fn new() -> Self;
+    fn tell(addr: &Addr<Self>, i: u64);
+}
+
+wide_counter!(Wide2, Words2, 2);
+wide_counter!(Wide4, Words4, 4);
+wide_counter!(Wide8, Words8, 8);
+
+/// [`tell`] into a pooled `A`: messages per second, and its envelope's
+/// size in bytes.
+fn tell_wide<A: Wide>(n: u64) -> f64 {
+    let system = system(0, PoolConfig::DEFAULT_BUDGET);
+    let c = system.spawn(A::new()).pooled().start();
+    let run = |n: u64| {
+        let before = c.ask(0u8).unwrap().wait().unwrap();
+        let start = Instant::now();
+        for i in 0..n {
+            A::tell(&c, i);
+        }
+        while c.ask(0u8).unwrap().wait().unwrap() < before + n {}
+        start.elapsed()
+    };
+    run(n / 10);
+    let took = run(n);
+    system.shutdown();
+    n as f64 / took.as_secs_f64()
 }
 
 fn system(workers: usize, budget: usize) -> System {
@@ -332,6 +401,7 @@ fn main() {
     );
     println!("{}\n", machine.header());
     println!("best of {runs} runs each\n");
+    let mut json = bench::JsonLines::new("sched");
 
     let cb_pp = best(runs, || ping_pong_crossbeam(rounds), true);
     let pool1_pp = best(runs, || ping_pong(true, 1, rounds), true);
@@ -339,13 +409,15 @@ fn main() {
     let thr_pp = best(runs, || ping_pong(false, 0, rounds), true);
     println!("| ping-pong round trip | ns | vs crossbeam |");
     println!("|---|---:|---:|");
-    for (what, v) in [
-        ("crossbeam-channel, two threads", cb_pp),
-        ("two pooled actors, pool of 1", pool1_pp),
-        ("two pooled actors, pool of one per core", pool_pp),
-        ("two own-thread actors", thr_pp),
+    for (what, case, v) in [
+        ("crossbeam-channel, two threads", "crossbeam", cb_pp),
+        ("two pooled actors, pool of 1", "pool_of_1", pool1_pp),
+        ("two pooled actors, pool of one per core", "pool", pool_pp),
+        ("two own-thread actors", "thread", thr_pp),
     ] {
         println!("| {what} | {v:.0} | {:.2}x |", v / cb_pp);
+        let case = format!("ping_pong/{case}");
+        json.record("sched", &case, "ns_per_round_trip", v, "ns");
     }
 
     let cb_tell = best(runs, || tell_crossbeam(tells), false);
@@ -355,16 +427,50 @@ fn main() {
     let thr_tell = best(runs, || tell(false, None, tells), false);
     println!("\n| tell from a thread | M msgs/s | vs crossbeam |");
     println!("|---|---:|---:|");
-    for (what, v) in [
-        ("crossbeam-channel (unbounded)", cb_tell),
-        ("pooled actor (`MailboxKind::POOLED`)", pool_tell),
+    for (what, case, v) in [
+        ("crossbeam-channel (unbounded)", "crossbeam", cb_tell),
+        ("pooled actor (`MailboxKind::POOLED`)", "pool", pool_tell),
         (
             "pooled actor (`Segmented`, the thread default)",
+            "pool_segmented",
             pool_seg_tell,
         ),
-        ("own-thread actor (`Segmented`)", thr_tell),
+        ("own-thread actor (`Segmented`)", "thread", thr_tell),
     ] {
         println!("| {what} | {:.1} | {:.2}x |", v / 1e6, v / cb_tell);
+        json.record("sched", &format!("tell/{case}"), "msgs_per_s", v, "msgs/s");
+    }
+
+    // Interleaved, so that a change of the machine's mood during the
+    // table falls on every size alike.
+    let sizes = [
+        (size_of::<<Count as Actor>::Msg>(), 8),
+        (size_of::<<Wide2 as Actor>::Msg>(), 16),
+        (size_of::<<Wide4 as Actor>::Msg>(), 32),
+        (size_of::<<Wide8 as Actor>::Msg>(), 64),
+    ];
+    let mut by_size = [const { Vec::new() }; 4];
+    for _ in 0..runs.max(3) {
+        by_size[0].push(tell(true, None, tells));
+        by_size[1].push(tell_wide::<Wide2>(tells));
+        by_size[2].push(tell_wide::<Wide4>(tells));
+        by_size[3].push(tell_wide::<Wide8>(tells));
+    }
+    println!("\n| tell into a pooled actor, by envelope | envelope bytes | M msgs/s (best) | vs the 8-byte message |");
+    println!("|---|---:|---:|---:|");
+    let fastest: Vec<f64> = by_size
+        .iter()
+        .map(|v| v.iter().copied().fold(0.0, f64::max))
+        .collect();
+    for ((envelope, payload), v) in sizes.iter().zip(&fastest) {
+        println!(
+            "| {payload}-byte message | {envelope} | {:.1} | {:.2}x |",
+            v / 1e6,
+            v / fastest[0]
+        );
+        let case = format!("tell_by_envelope/{payload}B");
+        json.record("sched", &case, "msgs_per_s", *v, "msgs/s");
+        json.record("sched", &case, "envelope_bytes", *envelope as f64, "bytes");
     }
 
     let spawn_n = if quick { 2_000 } else { 20_000 };
@@ -375,22 +481,37 @@ fn main() {
     println!("|---|---:|---:|");
     println!("| pooled ({spawn_n}) | {pool_spawn:.0} | {pool_stop:.0} |");
     println!("| own thread ({thread_n}) | {thr_spawn:.0} | {thr_stop:.0} |");
+    for (case, spawn, stop) in [
+        ("pool", pool_spawn, pool_stop),
+        ("thread", thr_spawn, thr_stop),
+    ] {
+        let case = format!("spawn/{case}");
+        json.record("sched", &case, "ns_per_actor", spawn, "ns");
+        json.record("sched", &case, "shutdown_ns_per_actor", stop, "ns");
+    }
+    let idle = idle_bytes(if quick { 2_048 } else { 16_384 });
     println!(
-        "\nidle pooled actor: {:.0} heap bytes (state: {} bytes), no thread, no stack",
-        idle_bytes(if quick { 2_048 } else { 16_384 }),
-        std::mem::size_of::<Count>()
+        "\nidle pooled actor: {idle:.0} heap bytes (state: {} bytes), no thread, no stack",
+        size_of::<Count>()
     );
+    json.record("sched", "idle/pool", "heap_bytes_per_actor", idle, "bytes");
 
     println!("\n| next-to-run limit (ping-pong, pool of 1) | ns per round trip |");
     println!("|---:|---:|");
     for lifo in [0, 1, 3, 8, 32] {
         let v = best(runs, || ping_pong_with(true, 1, lifo, rounds), true);
         println!("| {lifo} | {v:.0} |");
+        let case = format!("next_to_run_limit/{lifo}");
+        json.record("sched", &case, "ns_per_round_trip", v, "ns");
     }
     println!("\n| budget (fan-in: 2 threads into 64 pooled actors) | M msgs/s |");
     println!("|---:|---:|");
     for budget in [4, 16, 64, 256, 1024] {
         let v = best(runs, || fan_in(budget, 64, tells), false);
         println!("| {budget} | {:.1} |", v / 1e6);
+        let case = format!("fan_in_budget/{budget}");
+        json.record("sched", &case, "msgs_per_s", v, "msgs/s");
     }
+    let path = json.write();
+    println!("\nJSON lines: {}", path.display());
 }

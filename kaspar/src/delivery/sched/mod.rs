@@ -166,6 +166,25 @@ pub(crate) trait Runnable: Send + Sync + 'static {
     fn has_messages(&self) -> bool;
 }
 
+/// A task the unit tests only look at (in a slot, a deque), never run.
+#[cfg(test)]
+pub(crate) struct Named;
+
+#[cfg(test)]
+impl Runnable for Named {
+    fn run(self: Arc<Self>, _budget: usize) -> Option<Task> {
+        None
+    }
+    #[cfg(feature = "sim")]
+    fn target(&self) -> crate::base::ids::Target {
+        unreachable!("never simulated")
+    }
+    #[cfg(feature = "sim")]
+    fn has_messages(&self) -> bool {
+        false
+    }
+}
+
 /// A pooled unit as the pool's member list holds it: the list keeps it
 /// alive while it is neither stopped nor reachable (as an actor's thread
 /// does), and closes it at shutdown.

@@ -156,23 +156,8 @@ fn free_stuck(shared: &Shared, seen: &mut [u32]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{SchedConfig, Task};
+    use super::super::{Named, SchedConfig, Task};
     use super::*;
-
-    struct Named;
-    impl super::super::Runnable for Named {
-        fn run(self: Arc<Self>, _budget: usize) -> Option<Task> {
-            None
-        }
-        #[cfg(feature = "sim")]
-        fn target(&self) -> crate::base::ids::Target {
-            unreachable!("never simulated")
-        }
-        #[cfg(feature = "sim")]
-        fn has_messages(&self) -> bool {
-            false
-        }
-    }
 
     fn pool_of_two() -> Shared {
         Shared::threadless(SchedConfig {

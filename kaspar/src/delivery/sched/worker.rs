@@ -439,24 +439,8 @@ impl BlockingHook for Local {
 
 #[cfg(test)]
 mod tests {
-    use super::super::SchedConfig;
+    use super::super::{Named, SchedConfig};
     use super::*;
-
-    /// A task that is only ever looked at, never run.
-    struct Named;
-    impl super::super::Runnable for Named {
-        fn run(self: Arc<Self>, _budget: usize) -> Option<Task> {
-            None
-        }
-        #[cfg(feature = "sim")]
-        fn target(&self) -> crate::base::ids::Target {
-            unreachable!("never simulated")
-        }
-        #[cfg(feature = "sim")]
-        fn has_messages(&self) -> bool {
-            false
-        }
-    }
 
     /// A worker's own state with `occupant` in its next-to-run slot and
     /// `waiting` in its deque; the pool's worker bodies are never run.

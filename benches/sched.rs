@@ -151,8 +151,7 @@ wide_counter!(Wide2, Words2, 2);
 wide_counter!(Wide4, Words4, 4);
 wide_counter!(Wide8, Words8, 8);
 
-/// [`tell`] into a pooled `A`: messages per second, and its envelope's
-/// size in bytes.
+/// [`tell`] into a pooled `A`: messages per second.
 fn tell_wide<A: Wide>(n: u64) -> f64 {
     let system = system(0, PoolConfig::DEFAULT_BUDGET);
     let c = system.spawn(A::new()).pooled().start();

@@ -155,19 +155,26 @@ wide_counter!(Wide8, Words8, 8);
 fn tell_wide<A: Wide>(n: u64) -> f64 {
     let system = system(0, PoolConfig::DEFAULT_BUDGET);
     let c = system.spawn(A::new()).pooled().start();
+    let rate = stream(&c, n, A::tell);
+    system.shutdown();
+    rate
+}
+
+/// Messages per second from this thread to the counter `c`, `tell`ing it
+/// `n` messages after a warm-up of a tenth as many; done once the counter
+/// (asked with a `u8`) has counted them all.
+fn stream<A: Handler<u8, Reply = u64>>(c: &Addr<A>, n: u64, tell: impl Fn(&Addr<A>, u64)) -> f64 {
     let run = |n: u64| {
         let before = c.ask(0u8).unwrap().wait().unwrap();
         let start = Instant::now();
         for i in 0..n {
-            A::tell(&c, i);
+            tell(c, i);
         }
         while c.ask(0u8).unwrap().wait().unwrap() < before + n {}
         start.elapsed()
     };
     run(n / 10);
-    let took = run(n);
-    system.shutdown();
-    n as f64 / took.as_secs_f64()
+    n as f64 / run(n).as_secs_f64()
 }
 
 fn system(workers: usize, budget: usize) -> System {
@@ -256,19 +263,11 @@ fn tell(pooled: bool, kind: Option<MailboxKind>, n: u64) -> f64 {
     } else {
         sp.start()
     };
-    let run = |n: u64| {
-        let before = c.ask(0u8).unwrap().wait().unwrap();
-        let start = Instant::now();
-        for i in 0..n {
-            c.send(i).unwrap();
-        }
-        while c.ask(0u8).unwrap().wait().unwrap() < before + n {}
-        start.elapsed()
-    };
-    run(n / 10);
-    let took = run(n);
+    let rate = stream(&c, n, |c, i| {
+        c.send(i).unwrap();
+    });
     system.shutdown();
-    n as f64 / took.as_secs_f64()
+    rate
 }
 
 fn tell_crossbeam(n: u64) -> f64 {

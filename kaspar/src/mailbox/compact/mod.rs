@@ -417,16 +417,21 @@ fn take<T>(mut held: Held<'_, T>, out: &mut Vec<T>, max: usize) -> usize {
             }
         }
     }
-    let n = held.queue(|q| {
-        let n = q.len().min(max);
-        if n <= FEW {
-            out.extend((0..n).map_while(|_| q.pop_front()));
-        } else {
-            out.extend(q.drain(..n));
-        }
-        n
-    });
+    let n = held.queue(|q| move_front(q, out, max));
     drop(held);
+    n
+}
+
+/// Moves up to `max` messages from the front of `q` into `out`: one by
+/// one up to `FEW`, past it the deque's bulk move.
+#[inline]
+fn move_front<T>(q: &mut VecDeque<T>, out: &mut Vec<T>, max: usize) -> usize {
+    let n = q.len().min(max);
+    if n <= FEW {
+        out.extend((0..n).map_while(|_| q.pop_front()));
+    } else {
+        out.extend(q.drain(..n));
+    }
     n
 }
 

@@ -29,7 +29,7 @@
 use std::collections::VecDeque;
 use std::mem;
 
-use super::{CompactMpsc, FEW};
+use super::{move_front, CompactMpsc};
 use crate::base::sync::Ordering;
 
 /// A drain holds the spill (C4).
@@ -115,15 +115,7 @@ impl<T> Spill<'_, T> {
 
     /// Moves up to `max` messages from the front of the spill into `out`.
     pub(super) fn take(&mut self, out: &mut Vec<T>, max: usize) -> usize {
-        self.with(|s| {
-            let n = s.len().min(max);
-            if n <= FEW {
-                out.extend((0..n).map_while(|_| s.pop_front()));
-            } else {
-                out.extend(s.drain(..n));
-            }
-            n
-        })
+        self.with(|s| move_front(s, out, max))
     }
 
     /// Trades the whole of `queue` (held under the queue's lock) for the

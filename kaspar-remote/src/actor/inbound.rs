@@ -104,7 +104,7 @@ struct WireReplySink {
 }
 
 impl<R: Serialize> ReplySink<R> for WireReplySink {
-    fn deliver(&self, reply: R) {
+    fn deliver(self: Arc<Self>, reply: R) {
         if !self.done.swap(true, Ordering::AcqRel) {
             self.route.reply(&reply);
         }

@@ -265,7 +265,7 @@ where
     S: Handler<R>,
     R: Send + 'static,
 {
-    fn deliver(&self, reply: R) {
+    fn deliver(self: Arc<Self>, reply: R) {
         match self.push(S::envelope(reply, ReplyTo::nobody())) {
             Ok(len) => self.shared_counters().saw_len(len),
             Err(e) => {

@@ -25,32 +25,146 @@ pub(crate) use ask::{slot, AskTarget, Asked};
 
 /// Where the reply to a queued message goes. Built by the runtime, consumed
 /// by the generated dispatch.
+///
+/// Two words: every queued message carries one, so its size is part of
+/// every mailbox slot's (a `u64` ask's envelope is 32 bytes with it).
 pub struct ReplyTo<R> {
-    route: Route<R>,
+    /// `None`: nobody waits (a `send`).
+    route: Option<Route<R>>,
 }
 
+#[cfg(not(loom))]
+const _: () = assert!(std::mem::size_of::<ReplyTo<u64>>() == 2 * std::mem::size_of::<usize>());
+
+/// A reply's destination: one fat pointer. An asker's slot is a sink like
+/// an actor's mailbox, so `Option<Route>` is two words (its `None` is the
+/// null pointer), where an enum of the three kinds was three.
+#[cfg(not(loom))]
+type Route<R> = Arc<dyn ReplySink<R>>;
+
+/// Under loom a slot lives in loom's `Arc`, which cannot be coerced to a
+/// `dyn` sink, so the two kinds stay apart; the slot's own protocol, what
+/// the loom models check, is the same either way.
+#[cfg(loom)]
 enum Route<R> {
-    Nobody,
     Ask(sync::Arc<Slot<R>>),
-    Actor(Arc<dyn ReplySink<R>>),
+    Sink(Arc<dyn ReplySink<R>>),
 }
+
+#[cfg(not(loom))]
+mod route {
+    use super::*;
+
+    #[inline]
+    pub(super) fn ask<R: Send + 'static>(slot: sync::Arc<Slot<R>>) -> Route<R> {
+        slot
+    }
+
+    #[inline]
+    pub(super) fn sink<R>(sink: Arc<dyn ReplySink<R>>) -> Route<R> {
+        sink
+    }
+
+    #[inline]
+    pub(super) fn deliver<R>(route: Route<R>, reply: R) {
+        route.deliver(reply);
+    }
+
+    #[inline]
+    pub(super) fn unanswered<R>(route: Route<R>, why: impl FnOnce() -> AskError) {
+        route.unanswered(why());
+    }
+
+    pub(super) fn kind<R>(route: &Route<R>) -> &'static str {
+        route.kind()
+    }
+}
+
+#[cfg(loom)]
+mod route {
+    use super::*;
+
+    pub(super) fn ask<R: Send + 'static>(slot: sync::Arc<Slot<R>>) -> Route<R> {
+        Route::Ask(slot)
+    }
+
+    pub(super) fn sink<R>(sink: Arc<dyn ReplySink<R>>) -> Route<R> {
+        Route::Sink(sink)
+    }
+
+    pub(super) fn deliver<R>(route: Route<R>, reply: R) {
+        match route {
+            Route::Ask(slot) => Slot::complete(slot, Ok(reply)),
+            Route::Sink(sink) => sink.deliver(reply),
+        }
+    }
+
+    pub(super) fn unanswered<R>(route: Route<R>, why: impl FnOnce() -> AskError) {
+        match route {
+            Route::Ask(slot) => Slot::complete(slot, Err(why())),
+            Route::Sink(sink) => sink.unanswered(why()),
+        }
+    }
+
+    pub(super) fn kind<R>(route: &Route<R>) -> &'static str {
+        match route {
+            Route::Ask(_) => ASK,
+            Route::Sink(sink) => sink.kind(),
+        }
+    }
+}
+
+/// How `Debug` shows a route to an asker's slot.
+const ASK: &str = "ReplyTo::Ask";
 
 impl<R> fmt::Debug for ReplyTo<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self.route {
-            Route::Nobody => "ReplyTo::Nobody",
-            Route::Ask(_) => "ReplyTo::Ask",
-            Route::Actor(_) => "ReplyTo::Actor",
+        f.write_str(match &self.route {
+            None => "ReplyTo::Nobody",
+            Some(route) => route::kind(route),
         })
     }
 }
 
-/// Something that accepts a reply as a message: an actor's mailbox, or
-/// (through `__private`, for kaspar-remote) an encoder that sends the reply
-/// back to another process.
+/// Something that accepts a reply as a message: an actor's mailbox, an
+/// asker's slot, or (through `__private`, for kaspar-remote) an encoder
+/// that sends the reply back to another process.
 pub trait ReplySink<R>: Send + Sync {
-    /// Takes the handler's reply.
-    fn deliver(&self, reply: R);
+    /// Takes the handler's reply. By value, so that a sink can let go of
+    /// its route's reference before it wakes anyone (an asker's slot does:
+    /// the woken asker then owns it alone and can reuse it).
+    fn deliver(self: Arc<Self>, reply: R);
+
+    /// The route is dropped without a reply: `why` says whether the
+    /// handler panicked, the message was dropped unhandled, or what
+    /// [`ReplyTo::fail`] was given. By default the sink is only dropped (it
+    /// may report the loss from its own `Drop`).
+    fn unanswered(self: Arc<Self>, why: AskError) {
+        let _ = why;
+    }
+
+    /// How `Debug` shows a route to this sink.
+    fn kind(&self) -> &'static str {
+        "ReplyTo::Actor"
+    }
+}
+
+/// An asker's slot takes its reply, or the reason there is none, and
+/// wakes the asker.
+#[cfg(not(loom))]
+impl<R: Send> ReplySink<R> for Slot<R> {
+    #[inline]
+    fn deliver(self: Arc<Self>, reply: R) {
+        Slot::complete(self, Ok(reply));
+    }
+
+    fn unanswered(self: Arc<Self>, why: AskError) {
+        Slot::complete(self, Err(why));
+    }
+
+    fn kind(&self) -> &'static str {
+        ASK
+    }
 }
 
 /// A pending `ask` whose reply will come from elsewhere (another process,
@@ -76,20 +190,21 @@ impl<R> ReplyTo<R> {
     /// The reply is discarded (`send`, `fast_send_void` fallback).
     #[inline]
     pub(crate) fn nobody() -> Self {
-        ReplyTo {
-            route: Route::Nobody,
-        }
+        ReplyTo { route: None }
     }
 
-    pub(crate) fn ask(slot: sync::Arc<Slot<R>>) -> Self {
+    pub(crate) fn ask(slot: sync::Arc<Slot<R>>) -> Self
+    where
+        R: Send + 'static,
+    {
         ReplyTo {
-            route: Route::Ask(slot),
+            route: Some(route::ask(slot)),
         }
     }
 
     pub(crate) fn actor(sink: Arc<dyn ReplySink<R>>) -> Self {
         ReplyTo {
-            route: Route::Actor(sink),
+            route: Some(route::sink(sink)),
         }
     }
 
@@ -105,8 +220,8 @@ impl<R> ReplyTo<R> {
     /// (kaspar-remote: the peer was lost). Other routes are dropped.
     #[doc(hidden)]
     pub fn fail(mut self, why: AskError) {
-        if let Route::Ask(slot) = std::mem::replace(&mut self.route, Route::Nobody) {
-            Slot::complete(slot, Err(why));
+        if let Some(route) = self.route.take() {
+            route::unanswered(route, || why);
         }
     }
 
@@ -114,10 +229,10 @@ impl<R> ReplyTo<R> {
     #[doc(hidden)]
     #[inline]
     pub fn deliver(self, reply: R) {
-        if let Route::Nobody = self.route {
-            // A `send`: the reply is dropped here, and a `Nobody` route
-            // owns nothing, so skipping its `drop` (which would only look
-            // at the route again) loses nothing.
+        if self.route.is_none() {
+            // A `send`: the reply is dropped here, and a `None` route owns
+            // nothing, so skipping its `drop` (which would only look at
+            // the route again) loses nothing.
             std::mem::forget(self);
             return;
         }
@@ -126,26 +241,25 @@ impl<R> ReplyTo<R> {
 
     /// [`deliver`](Self::deliver) to an asker or an actor.
     fn deliver_routed(mut self, reply: R) {
-        match std::mem::replace(&mut self.route, Route::Nobody) {
-            Route::Nobody => {}
-            Route::Ask(slot) => Slot::complete(slot, Ok(reply)),
-            Route::Actor(sink) => sink.deliver(reply),
+        if let Some(route) = self.route.take() {
+            route::deliver(route, reply);
         }
     }
 }
 
 impl<R> Drop for ReplyTo<R> {
     fn drop(&mut self) {
-        if let Route::Ask(slot) = std::mem::replace(&mut self.route, Route::Nobody) {
+        if let Some(route) = self.route.take() {
             // Dropped without a reply: either the handler is unwinding, or
-            // the message was dropped unhandled.
-            // The asker's handle names the actor (this route knows none).
-            let why = if std::thread::panicking() {
-                AskError::Panicked(None)
-            } else {
-                AskError::Dropped(None)
-            };
-            Slot::complete(slot, Err(why));
+            // the message was dropped unhandled. The asker's handle names
+            // the actor (this route knows none).
+            route::unanswered(route, || {
+                if std::thread::panicking() {
+                    AskError::Panicked(None)
+                } else {
+                    AskError::Dropped(None)
+                }
+            });
         }
     }
 }
@@ -175,5 +289,51 @@ mod tests {
             1,
             "no reply, nothing dropped"
         );
+    }
+
+    /// A sink that writes down what reached it.
+    #[derive(Default)]
+    struct Log {
+        heard: parking_lot::Mutex<Vec<String>>,
+    }
+
+    impl ReplySink<u32> for Log {
+        fn deliver(self: Arc<Self>, reply: u32) {
+            self.heard.lock().push(format!("reply {reply}"));
+        }
+
+        fn unanswered(self: Arc<Self>, why: AskError) {
+            self.heard.lock().push(format!("{why:?}"));
+        }
+    }
+
+    #[test]
+    fn a_sink_hears_its_reply_or_why_there_is_none_exactly_once() {
+        let log = Arc::new(Log::default());
+        let sink = || ReplyTo::to_sink(Arc::clone(&log) as Arc<dyn ReplySink<u32>>);
+        sink().deliver(7);
+        drop(sink());
+        sink().fail(AskError::Timeout(None));
+        let route = sink();
+        assert_eq!(format!("{route:?}"), "ReplyTo::Actor");
+        route.deliver(8);
+        assert_eq!(
+            *log.heard.lock(),
+            ["reply 7", "Dropped(None)", "Timeout(None)", "reply 8"]
+        );
+        assert_eq!(Arc::strong_count(&log), 1, "every route let go of the sink");
+    }
+
+    #[test]
+    fn an_askers_route_is_two_words_and_completes_its_handle() {
+        assert_eq!(size_of::<ReplyTo<u64>>(), 2 * size_of::<usize>());
+        let (ask, route) = ask_pair::<u64>();
+        assert_eq!(format!("{route:?}"), "ReplyTo::Ask");
+        route.deliver(5);
+        assert_eq!(ask.wait().unwrap(), 5);
+        let (ask, route) = ask_pair::<u64>();
+        drop(route);
+        assert!(matches!(ask.wait(), Err(AskError::Dropped(None))));
+        assert_eq!(format!("{:?}", ReplyTo::<u64>::nobody()), "ReplyTo::Nobody");
     }
 }

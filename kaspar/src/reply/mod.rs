@@ -217,7 +217,8 @@ impl<R> ReplyTo<R> {
     }
 
     /// Completes an asker's handle with `why` instead of a reply
-    /// (kaspar-remote: the peer was lost). Other routes are dropped.
+    /// (kaspar-remote: the peer was lost). Another sink is handed `why`
+    /// through [`ReplySink::unanswered`], which by default drops it.
     #[doc(hidden)]
     pub fn fail(mut self, why: AskError) {
         if let Some(route) = self.route.take() {

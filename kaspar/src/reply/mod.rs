@@ -51,6 +51,8 @@ enum Route<R> {
     Sink(Arc<dyn ReplySink<R>>),
 }
 
+/// What a `ReplyTo` does with its route: build one, hand it the reply,
+/// tell it there is none, name its kind. Each a call on the sink.
 #[cfg(not(loom))]
 mod route {
     use super::*;
@@ -80,6 +82,7 @@ mod route {
     }
 }
 
+/// The same operations under loom, a `match` over the slot and the sink.
 #[cfg(loom)]
 mod route {
     use super::*;

@@ -335,9 +335,11 @@ mod tests {
         assert_eq!(format!("{route:?}"), "ReplyTo::Ask");
         route.deliver(5);
         assert_eq!(ask.wait().unwrap(), 5);
-        let (ask, route) = ask_pair::<u64>();
+        let (mut ask, route) = ask_pair::<u64>();
         drop(route);
-        assert!(matches!(ask.wait(), Err(AskError::Dropped(None))));
+        // A bounded wait: a route that forgot its asker fails, not hangs.
+        let waited = ask.wait_timeout(std::time::Duration::from_secs(5));
+        assert!(matches!(waited, Err(AskError::Dropped(None))), "{waited:?}");
         assert_eq!(format!("{:?}", ReplyTo::<u64>::nobody()), "ReplyTo::Nobody");
     }
 }

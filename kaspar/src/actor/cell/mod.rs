@@ -94,17 +94,21 @@ pub(crate) const TIMED: u8 = 16;
 ///
 /// 1. read by every entry and push, written at most at a state change:
 ///    the lock's address, the flags, the names a frame shows (and a group
-///    member's `entered` mark, which only its group's thread writes);
+///    member's `entered` mark, which only its group's thread writes); and
+///    the statistics whose high-water mark every push reads (and writes
+///    only when it rises);
 /// 2. cold: supervision (and the console's edges, where built), which
 ///    keeps band 1 off the mailbox's first bytes, though not a whole line
 ///    away from them;
-/// 3. what senders write: the mailbox (inline for the small blocking
-///    kinds, a pointer to the padded queue for the lock-free ones) and the
-///    high-water mark that every push reads;
-/// 4. after at least 64 bytes that are written rarely (the pointers to the
-///    refusal counters and the latency histograms, the instance, the
-///    clock, the home): what the lock holder writes on every handled
-///    message, its counters and the state. A unit test checks the 64.
+/// 3. the mailbox: first what senders write (inline for the pooled
+///    default, `Compact`; a pointer to the padded queue for the lock-free
+///    kinds, to the ring for the blocking ones), then, a cache line on,
+///    what its consumer writes (`Compact`'s spill), which is the lock
+///    holder;
+/// 4. rarely written (the instance, the clock, the home), then what the
+///    lock holder writes on every handled message, its counters and the
+///    state, at least 64 bytes past what senders write. A unit test checks
+///    the 64.
 #[repr(C)]
 pub(crate) struct ActorCell<A: Actor> {
     // Band 1.
@@ -130,6 +134,7 @@ pub(crate) struct ActorCell<A: Actor> {
     /// reads this band anyway; a byte beside the flags, where at the end
     /// it would take a word of padding.
     entered: EnteredFlag,
+    pub(crate) stats: Stats,
     // Band 2.
     pub(crate) sup: Supervisor<A>,
     /// Its senders and their counts, for the console's actor graph.
@@ -137,8 +142,7 @@ pub(crate) struct ActorCell<A: Actor> {
     pub(crate) edges: crate::actor::edges::Edges,
     // Band 3.
     pub(crate) inbox: Inbox<Queued<A::Msg>>,
-    pub(crate) stats: Stats,
-    // Band 4: `stats` past the high-water mark, and these.
+    // Band 4.
     /// Its instance name and system; never read on a delivery's way in.
     pub(crate) instance: Instance,
     pub(crate) clock: Clock,

@@ -320,19 +320,32 @@ fn home_ids_are_never_reused_by_later_threads() {
 
 #[test]
 fn what_the_lock_holder_writes_is_a_cache_line_away_from_what_senders_touch() {
+    use crate::mailbox::{Mailbox, MailboxKind};
     use std::mem::{offset_of, size_of};
     type Cell = ActorCell<Counter>;
-    // The high-water mark every push reads, and the end of the mailbox
-    // that pushes write (band 3 of the layout).
+    // The high-water mark every push reads (band 1 of the layout).
     let high_water = offset_of!(Cell, stats)
         + offset_of!(Stats, shared)
         + offset_of!(SharedCounters, mailbox_high_water);
+    // The end of what a push writes in the pooled default mailbox, and
+    // where its consumer's half starts (band 3): measured on a value, as
+    // the inbox is an enum.
+    let inbox = Inbox::<Queued<Ping>>::Own(Mailbox::new(MailboxKind::Compact));
+    let Inbox::Own(Mailbox::Compact(queue)) = &inbox else {
+        unreachable!("made as a compact mailbox")
+    };
+    let base = &inbox as *const _ as usize;
+    let (pushes_end, consumer) = queue.halves();
+    let pushes_end = offset_of!(Cell, inbox) + (pushes_end - base);
+    let consumer = offset_of!(Cell, inbox) + (consumer - base);
     let inbox_end = offset_of!(Cell, inbox) + size_of::<Inbox<Queued<Ping>>>();
     // What every handled message writes (band 4).
     let holder = offset_of!(Cell, locked).min(offset_of!(Cell, state));
+    let senders_last = (high_water + 7).max(pushes_end - 1);
     assert!(
-        holder >= high_water + 8 + 64 && holder >= inbox_end + 64,
-        "high water at {high_water}, mailbox ends at {inbox_end}, holder's fields at {holder}"
+        consumer.min(holder) >= senders_last + 64 && holder >= inbox_end,
+        "high water at {high_water}, pushes write up to {pushes_end}, the consumer \
+         from {consumer}, holder's fields at {holder}"
     );
     // Nothing in the cell asks for more than a word's alignment: no
     // padding to 128-byte lines (the lock-free queues keep theirs, boxed).

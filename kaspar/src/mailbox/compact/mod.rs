@@ -9,7 +9,8 @@
 //! one compare-and-swap (taking the lock) and one store (releasing it and
 //! publishing the new length at once), the shape of a lock-free queue's
 //! push; and the whole queue is a word, a `VecDeque`, the wake-up and the
-//! consumer's spill (128 bytes against 144).
+//! consumer's spill, a cache line apart from the producers' half (144
+//! bytes, as many as that queue's, for one line of its own to each side).
 //!
 //! Algorithm. `word` is `len << SHIFT | CLOSED | SLEEPING | LOCKED`.
 //! Whoever holds the lock (a producer pushing, the consumer draining or
@@ -83,18 +84,44 @@ const KEEP_IDLE: usize = 8;
 
 /// An unbounded queue behind a one-word spin lock: one compare-and-swap and
 /// one store per push; no memory until messages arrive.
+///
+/// In two halves, in this order (hence `repr(C)`): what every push touches
+/// (the word and the queue), then what only the consumer touches (its
+/// drain token and spill), at least a cache line after the first half's
+/// last byte, wherever the queue is placed. Side by side, as the compiler
+/// had laid them out, the consumer wrote the producers' line on every
+/// batch it handed out of the spill; the wake-up, touched only at a sleep,
+/// sits between them and a little padding makes up the line.
+#[repr(C)]
 pub struct CompactMpsc<T> {
     /// `len << SHIFT | CLOSED | SLEEPING | LOCKED`.
     word: AtomicUsize,
     /// Only the holder of `LOCKED` touches it (C1).
     queue: UnsafeCell<VecDeque<T>>,
+    pub(super) wake: Wake,
+    _apart: [u8; APART],
     /// `spilled << SPILL_SHIFT | ROOM | CONSUMING` (the `spill` module).
     drain: AtomicUsize,
     /// Messages a deep drain took from the queue and has yet to hand out;
     /// only the holder of `CONSUMING` touches it (C4).
     spill: UnsafeCell<VecDeque<T>>,
-    pub(super) wake: Wake,
 }
+
+/// Padding after the wake-up, so that the consumer's half starts 63 bytes
+/// or more past the producers' last byte: no 64-byte line holds both.
+const APART: usize = 63usize
+    .saturating_sub(std::mem::size_of::<Wake>())
+    .next_multiple_of(8);
+
+#[cfg(not(loom))]
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    type Q = CompactMpsc<u64>;
+    let producers_end = offset_of!(Q, queue) + size_of::<VecDeque<u64>>();
+    assert!(offset_of!(Q, word) < offset_of!(Q, queue));
+    assert!(offset_of!(Q, drain) >= producers_end - 1 + 64);
+    assert!(offset_of!(Q, spill) > offset_of!(Q, drain));
+};
 
 // SAFETY: the queue owns its messages and moves them from producer threads
 // to the consumer, never handing out `&T`; its one piece of shared mutable
@@ -158,7 +185,19 @@ impl<T> CompactMpsc<T> {
             drain: AtomicUsize::new(0),
             spill: UnsafeCell::new(VecDeque::new()),
             wake: Wake::default(),
+            _apart: [0; APART],
         }
+    }
+
+    /// The address one past the producers' half, and the address of the
+    /// consumer's half (for the cell's layout test).
+    #[cfg(test)]
+    pub(crate) fn halves(&self) -> (usize, usize) {
+        let queue = &self.queue as *const _ as usize;
+        (
+            queue + std::mem::size_of_val(&self.queue),
+            &self.drain as *const _ as usize,
+        )
     }
 
     /// Takes the lock.

@@ -298,14 +298,15 @@ fn two_drains_and_a_producer_lose_nothing_and_duplicate_nothing() {
 }
 
 /// What the docs promise of its size: the queue, inline in every pooled
-/// actor's cell, is a word, a `VecDeque`, the wake-up, and the drain's
-/// word and spill.
+/// actor's cell, is a word, a `VecDeque`, the wake-up, the padding that
+/// keeps its two halves a cache line apart, and the drain's word and
+/// spill.
 #[test]
-fn it_is_128_bytes() {
+fn it_is_144_bytes() {
     eprintln!(
         "CompactMpsc {} B, Mailbox {} B",
         std::mem::size_of::<CompactMpsc<u64>>(),
         std::mem::size_of::<super::super::Mailbox<u64>>()
     );
-    assert!(std::mem::size_of::<CompactMpsc<u64>>() <= 128);
+    assert!(std::mem::size_of::<CompactMpsc<u64>>() <= 144);
 }

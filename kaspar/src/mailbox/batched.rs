@@ -12,7 +12,7 @@
 //! which it does only on an empty queue: only on the empty→non-empty
 //! transition.
 
-use super::blocking::Locked;
+use super::blocking::{locked_queue_methods, Locked};
 use super::{Drained, IdleWait, Polled};
 use crate::error::SendError;
 
@@ -54,39 +54,7 @@ impl<T> BQueueBatched<T> {
         self.0.poll_batch(out, max)
     }
 
-    pub(super) fn locked(&self) -> &Locked<T> {
-        &self.0
-    }
-
-    /// Refuses further pushes and wakes the consumer.
-    pub fn close(&self) {
-        self.0.close();
-    }
-
-    /// Whether the queue is closed.
-    pub fn is_closed(&self) -> bool {
-        self.0.is_closed()
-    }
-
-    /// Queued messages.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether nothing is queued.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Times a push (or `close`) found the consumer asleep and woke it.
-    pub fn wakeups(&self) -> u64 {
-        self.0.wakeups()
-    }
-
-    #[cfg(test)]
-    pub(super) fn consumer_asleep(&self) -> bool {
-        self.0.consumer_asleep()
-    }
+    locked_queue_methods!();
 }
 
 #[cfg(test)]

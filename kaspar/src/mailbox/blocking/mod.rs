@@ -60,6 +60,48 @@ use super::{Drained, IdleWait, Polled};
 use crate::base::sync::{AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 use crate::error::SendError;
 
+/// The methods both blocking queues ([`BQueue`] and
+/// [`BQueueBatched`](super::BQueueBatched)) hand straight to the
+/// [`Locked`] core they wrap; expanded inside each one's `impl<T>`.
+macro_rules! locked_queue_methods {
+    () => {
+        pub(super) fn locked(&self) -> &Locked<T> {
+            &self.0
+        }
+
+        /// Refuses further pushes and wakes the consumer.
+        pub fn close(&self) {
+            self.0.close();
+        }
+
+        /// Whether the queue is closed.
+        pub fn is_closed(&self) -> bool {
+            self.0.is_closed()
+        }
+
+        /// Queued messages.
+        pub fn len(&self) -> usize {
+            self.0.len()
+        }
+
+        /// Whether nothing is queued.
+        pub fn is_empty(&self) -> bool {
+            self.len() == 0
+        }
+
+        /// Times a push (or `close`) found the consumer asleep and woke it.
+        pub fn wakeups(&self) -> u64 {
+            self.0.wakeups()
+        }
+
+        #[cfg(test)]
+        pub(super) fn consumer_asleep(&self) -> bool {
+            self.0.consumer_asleep()
+        }
+    };
+}
+pub(super) use locked_queue_methods;
+
 /// Mutex + condvar around a ring with an overflow; pops one at a time.
 #[derive(Debug)]
 pub struct BQueue<T>(Locked<T>);
@@ -96,39 +138,7 @@ impl<T> BQueue<T> {
         self.0.poll_batch(out, 1)
     }
 
-    pub(super) fn locked(&self) -> &Locked<T> {
-        &self.0
-    }
-
-    /// Refuses further pushes and wakes the consumer.
-    pub fn close(&self) {
-        self.0.close();
-    }
-
-    /// Whether the queue is closed.
-    pub fn is_closed(&self) -> bool {
-        self.0.is_closed()
-    }
-
-    /// Queued messages.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Whether nothing is queued.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Times a push (or `close`) found the consumer asleep and woke it.
-    pub fn wakeups(&self) -> u64 {
-        self.0.wakeups()
-    }
-
-    #[cfg(test)]
-    pub(super) fn consumer_asleep(&self) -> bool {
-        self.0.consumer_asleep()
-    }
+    locked_queue_methods!();
 }
 
 /// The locked ring-with-overflow both blocking queues are made of.

@@ -90,8 +90,9 @@ const KEEP_IDLE: usize = 8;
 /// drain token and spill), at least a cache line after the first half's
 /// last byte, wherever the queue is placed. Side by side, as the compiler
 /// had laid them out, the consumer wrote the producers' line on every
-/// batch it handed out of the spill; the wake-up, touched only at a sleep,
-/// sits between them and a little padding makes up the line.
+/// batch it handed out of the spill. The wake-up, touched only at a sleep
+/// and the wake that ends it, sits between them, and a little padding
+/// makes up the line.
 #[repr(C)]
 pub struct CompactMpsc<T> {
     /// `len << SHIFT | CLOSED | SLEEPING | LOCKED`.

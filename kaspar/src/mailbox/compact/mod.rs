@@ -108,8 +108,8 @@ pub struct CompactMpsc<T> {
     spill: UnsafeCell<VecDeque<T>>,
 }
 
-/// Padding after the wake-up, so that the consumer's half starts 63 bytes
-/// or more past the producers' last byte: no 64-byte line holds both.
+/// Padding after the wake-up, so that the consumer's first byte is at
+/// least 64 bytes after the producers' last: no 64-byte line holds both.
 const APART: usize = 63usize
     .saturating_sub(std::mem::size_of::<Wake>())
     .next_multiple_of(8);

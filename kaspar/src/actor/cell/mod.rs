@@ -101,8 +101,8 @@ pub(crate) const TIMED: u8 = 16;
 ///    keeps band 1 off the mailbox's first bytes, though not a whole line
 ///    away from them;
 /// 3. the mailbox: first what senders write (inline for the pooled
-///    default, `Compact`; a pointer to the padded queue for the lock-free
-///    kinds, to the ring for the blocking ones), then, a cache line on,
+///    default, `Compact`; for every other kind, the pointer to its boxed
+///    queue), then, a cache line on,
 ///    what its consumer writes (`Compact`'s spill), which is the lock
 ///    holder;
 /// 4. rarely written (the instance, the clock, the home), then what the

@@ -9,8 +9,8 @@
 //! one compare-and-swap (taking the lock) and one store (releasing it and
 //! publishing the new length at once), the shape of a lock-free queue's
 //! push; and the whole queue is a word, a `VecDeque`, the wake-up and the
-//! consumer's spill, a cache line apart from the producers' half (144
-//! bytes, as many as that queue's, for one line of its own to each side).
+//! consumer's spill, that last half at least a cache line from the
+//! producers' (144 bytes, as many as that queue's).
 //!
 //! Algorithm. `word` is `len << SHIFT | CLOSED | SLEEPING | LOCKED`.
 //! Whoever holds the lock (a producer pushing, the consumer draining or

@@ -9,8 +9,9 @@
 #   1. clippy (-D warnings) on kaspar (all targets) and on the suite's
 #      sim tests, bench and the trading desk example, with the feature;
 #   2. kaspar's unit tests of the simulator (its generator against
-#      SplitMix64's reference values, PCT's change points), its rustdoc
-#      example, and the guide's chapter (book/src/simulating-a-system.md)
+#      SplitMix64's reference values, PCT's change points) and of its
+#      actors counting as hosted (an awaited `ask` does not spin for
+#      them), its rustdoc example, and the guide's chapter (book/src/simulating-a-system.md)
 #      as doctests, the worked failing seed included;
 #   3. tests/sim_system.rs (every placement on one thread, same seed same
 #      trace, faults, refused waits), tests/sim_bugs.rs (planted bugs
@@ -34,7 +35,7 @@ cargo clippy -p kaspar --all-targets --features sim -- -D warnings
 cargo clippy -p kaspar-suite --features sim --lib --test sim_system \
     --test sim_bugs --test sim_trading_desk --bench sim \
     --example trading_desk -- -D warnings
-cargo test -p kaspar --features sim --lib system::sim
+cargo test -p kaspar --features sim --lib -- system::sim system::hosted_tests
 cargo test -p kaspar --features sim --doc sim
 cargo test -p kaspar-suite --features sim --test sim_system --test sim_bugs \
     --test sim_trading_desk

@@ -9,7 +9,8 @@
 #   1. clippy (-D warnings) on kaspar (all targets) and on the suite's
 #      library, test and bench, with the feature;
 #   2. kaspar's unit tests of the pool, with the feature (the thread pool
-#      must behave as without it), and the guide's chapter
+#      must behave as without it), and of which actors an awaited `ask`
+#      must not spin for (the hosted ones), and the guide's chapter
 #      (book/src/pool-on-tokio.md) as doctests;
 #   3. tests/pool_tokio.rs: sends, awaited asks, many actors, stop,
 #      shutdown, supervision and the blocking rule on current-thread and
@@ -25,7 +26,7 @@ cd "$(dirname "$0")/../.."
 cargo clippy -p kaspar --all-targets --features tokio -- -D warnings
 cargo clippy -p kaspar-suite --features tokio --lib --test pool_tokio \
     --bench pool_tokio -- -D warnings
-cargo test -p kaspar --features tokio --lib delivery::sched
+cargo test -p kaspar --features tokio --lib -- delivery::sched system::hosted_tests
 cargo test -p kaspar --features tokio --doc guide_tokio
 cargo test -p kaspar-suite --features tokio --test pool_tokio
 cargo test -p kaspar-suite --features tokio --test pool_sched_behaviour \

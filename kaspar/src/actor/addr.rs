@@ -258,6 +258,10 @@ impl<A: Actor> Asked for ActorCell<A> {
     fn target(&self) -> Target {
         ActorCell::target(self)
     }
+
+    fn hosted(&self) -> bool {
+        self.inbox.hosted()
+    }
 }
 
 impl<S, R> ReplySink<R> for ActorCell<S>

@@ -232,6 +232,10 @@ impl<G: GroupSpec, A: Actor> GroupSink<Queued<A::Msg>> for MemberSink<G, A> {
         self
     }
 
+    fn hosted(&self) -> bool {
+        self.core.mailbox.task().is_some_and(|t| t.hosted())
+    }
+
     #[cfg(any(feature = "metrics", feature = "console"))]
     fn len(&self) -> usize {
         self.core.mailbox.len()

@@ -59,6 +59,10 @@ impl<G: GroupSpec> Schedule for GroupHook<G> {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn hosted(&self) -> bool {
+        self.pool.is_hosted()
+    }
 }
 
 impl<G: GroupSpec> Member for PooledGroup<G> {

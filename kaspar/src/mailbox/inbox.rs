@@ -28,6 +28,9 @@ pub(crate) trait GroupSink<M>: Send + Sync {
     fn push_timer(&self, msg: M) -> Result<usize, SendError<M>>;
     /// The sink itself, for the group layer to recognise its own.
     fn as_any(&self) -> &dyn std::any::Any;
+    /// Whether the group's activations run as tasks of an async runtime
+    /// ([`Schedule::hosted`](crate::mailbox::Schedule::hosted)).
+    fn hosted(&self) -> bool;
     /// Messages queued in the group's queue now, every member's (a
     /// snapshot, for the metrics collector).
     #[cfg(any(feature = "metrics", feature = "console"))]
@@ -127,6 +130,16 @@ impl<M> Inbox<M> {
         match self {
             Inbox::Own(mailbox) => Some(mailbox),
             Inbox::Group { .. } => None,
+        }
+    }
+
+    /// Whether the messages here are handled by activations that run as
+    /// tasks of an async runtime ([`Schedule::hosted`](crate::mailbox::Schedule::hosted)):
+    /// the actor's, or its group's.
+    pub(crate) fn hosted(&self) -> bool {
+        match self {
+            Inbox::Own(mailbox) => mailbox.task().is_some_and(|t| t.hosted()),
+            Inbox::Group { sink, .. } => sink.hosted(),
         }
     }
 }

@@ -55,6 +55,14 @@ pub(crate) trait Schedule: Send + Sync + 'static {
     fn schedule(&self);
     /// The hook itself, for the scheduler to find its own type again.
     fn as_any(&self) -> &dyn Any;
+    /// Whether the consumer's activations run as tasks of an async
+    /// runtime (a pool hosted on tokio, or the simulator's) rather than on
+    /// threads of their own: a future awaiting a reply from it must not
+    /// spin for it, as the activation that would answer may need the very
+    /// thread it spins on.
+    fn hosted(&self) -> bool {
+        false
+    }
 }
 
 /// Where a mailbox keeps its [`Schedule`] hook: empty for a consumer that

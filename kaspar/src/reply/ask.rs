@@ -182,6 +182,16 @@ fn recycle<R: Send + 'static>(slot: Arc<Slot<R>>) {
 /// [`wait_timeout`](Ask::wait_timeout), or `.await` it from any async
 /// executor: `Ask` is a `Future` and needs no particular runtime.
 ///
+/// Awaited, it polls for its reply for a short, bounded while (the spin
+/// phase of [`wait`](Ask::wait), about a microsecond and a half) the
+/// first time it is polled, before it leaves a waker: a reply from an
+/// actor on another thread usually comes within that, and the task then
+/// never suspends, so its runtime's thread does not go to sleep and need
+/// waking (a system call, and tens of microseconds on a virtual machine).
+/// It does not poll when the actor it asked runs as a task of an async
+/// runtime itself (a pool hosted on tokio, or a simulated system): the
+/// reply may need the very thread the poll would hold.
+///
 /// After the reply has been taken, dropping the handle (which `wait` does)
 /// returns its slot to a per-thread cache: an `ask` in steady state costs no
 /// system allocation.
@@ -195,6 +205,8 @@ pub struct Ask<R: Send + 'static> {
     /// The reply (or its error) was taken: the replier is done with the
     /// slot or about to be.
     answered: bool,
+    /// Polled as a future already: its one spin for the reply is spent.
+    polled: bool,
 }
 
 impl<R: Send + 'static> Drop for Ask<R> {
@@ -246,6 +258,9 @@ impl<R: Send + 'static> fmt::Debug for Ask<R> {
 pub(crate) trait Asked: Send + Sync {
     fn lock(&self) -> &std::sync::Arc<ActorLock>;
     fn target(&self) -> Target;
+    /// Whether the actor's messages are handled by tasks of an async
+    /// runtime (its pool, or its group's, is hosted on tokio, or simulated).
+    fn hosted(&self) -> bool;
 }
 
 pub(crate) type AskTarget = std::sync::Arc<dyn Asked>;
@@ -258,6 +273,7 @@ impl<R: Send + 'static> Ask<R> {
             slot: Some(slot),
             target,
             answered: false,
+            polled: false,
         }
     }
 
@@ -335,6 +351,25 @@ impl<R: Send + 'static> Ask<R> {
             if !backoff.snooze() || deadline.is_some_and(|d| Instant::now() >= d) {
                 return;
             }
+        }
+    }
+
+    /// The first poll of an awaited `Ask`: polls for the reply through the
+    /// spin phase of [`wait`](Self::wait)'s budget (no yields: a future
+    /// must not give its runtime's thread away), unless no actor answers
+    /// on a thread of its own (none named, as for a remote ask's handle, or
+    /// one whose activations are tasks of an async runtime, which may
+    /// need this thread).
+    fn spin_for_reply(&self) {
+        if self.target.as_ref().is_none_or(|t| t.hosted()) {
+            return;
+        }
+        let slot = self.slot();
+        let mut backoff = Backoff::new();
+        while backoff.is_spinning() && !slot.ready.load(Ordering::Acquire) {
+            #[cfg(all(test, not(loom)))]
+            tests::SPINS.with(|n| n.set(n.get() + 1));
+            backoff.snooze();
         }
     }
 
@@ -465,6 +500,10 @@ impl<R: Send + 'static> Future for Ask<R> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
+        if !this.polled {
+            this.polled = true;
+            this.spin_for_reply();
+        }
         let mut st = this.slot().state.lock();
         match st.value.take() {
             Some(v) => {
@@ -554,6 +593,80 @@ mod tests {
             assert_eq!(Arc::as_ptr(again.slot.as_ref().unwrap()), first);
             drop(reply_to);
             let _ = again.wait();
+        }
+    }
+
+    std::thread_local! {
+        /// Steps this thread's awaited asks spent polling for their reply.
+        pub(super) static SPINS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+
+    /// An actor as an `ask` sees it, on a thread of its own or hosted.
+    struct Target(Arc<ActorLock>, bool);
+
+    impl Asked for Target {
+        fn lock(&self) -> &Arc<ActorLock> {
+            &self.0
+        }
+        fn target(&self) -> crate::base::ids::Target {
+            unreachable!("a poll registers no wait")
+        }
+        fn hosted(&self) -> bool {
+            self.1
+        }
+    }
+
+    /// Counts its wake-ups.
+    #[derive(Default)]
+    struct Woken(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Woken {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// An ask to `target`, awaited by hand: the steps its polls spun, and
+    /// what each poll returned.
+    fn poll_twice_then_reply(target: Option<Target>) -> (u32, Vec<Poll<Reply>>, usize) {
+        let slot = slot::<Reply>();
+        let target = target.map(|t| Arc::new(t) as AskTarget);
+        let mut asked = Ask::new(Arc::clone(&slot), target);
+        let reply_to = ReplyTo::ask(slot);
+        let woken = Arc::new(Woken::default());
+        let waker = Waker::from(Arc::clone(&woken));
+        let mut cx = Context::from_waker(&waker);
+        let mut poll = || Pin::new(&mut asked).poll(&mut cx).map(Result::unwrap);
+        SPINS.with(|n| n.set(0));
+        let mut polls = vec![poll(), poll()];
+        let spun = SPINS.with(|n| n.get());
+        reply_to.deliver(Reply(7));
+        polls.push(poll());
+        (spun, polls, woken.0.load(Ordering::Relaxed))
+    }
+
+    #[test]
+    fn an_awaited_ask_polls_for_its_reply_once_then_leaves_a_waker() {
+        let lock = Arc::new(ActorLock::new(false));
+        let (spun, polls, woken) = poll_twice_then_reply(Some(Target(lock, false)));
+        assert_eq!(polls, [Poll::Pending, Poll::Pending, Poll::Ready(Reply(7))]);
+        let steps = (0..)
+            .scan(Backoff::new(), |b, _| b.is_spinning().then(|| b.snooze()))
+            .count();
+        assert_eq!(
+            spun as usize, steps,
+            "the spin phase, on the first poll only"
+        );
+        assert_eq!(woken, 1, "the reply woke the waker the poll left");
+    }
+
+    #[test]
+    fn an_ask_to_a_hosted_actor_or_to_none_does_not_poll_for_its_reply() {
+        let lock = Arc::new(ActorLock::new(false));
+        for target in [Some(Target(lock, true)), None] {
+            let (spun, polls, woken) = poll_twice_then_reply(target);
+            assert_eq!(polls, [Poll::Pending, Poll::Pending, Poll::Ready(Reply(7))]);
+            assert_eq!((spun, woken), (0, 1));
         }
     }
 

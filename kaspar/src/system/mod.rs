@@ -11,6 +11,8 @@
 pub(crate) mod console;
 pub(crate) mod ctx_spawn;
 pub(crate) mod group_spawn;
+#[cfg(all(test, any(feature = "tokio", feature = "sim")))]
+mod hosted_tests;
 pub(crate) mod launch;
 #[cfg(feature = "metrics")]
 pub(crate) mod metrics;

@@ -71,6 +71,10 @@ impl<A: Actor> Schedule for Hook<A> {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn hosted(&self) -> bool {
+        self.pool.is_hosted()
+    }
 }
 
 impl<A: Actor> Member for ActorCell<A> {

@@ -354,6 +354,20 @@ impl Shared {
         }
     }
 
+    /// Whether this pool's activations run as tasks of a tokio runtime, or
+    /// as the simulator's steps, rather than on worker threads of its own.
+    pub(crate) fn is_hosted(&self) -> bool {
+        #[cfg(feature = "tokio")]
+        if self.host.is_some() {
+            return true;
+        }
+        #[cfg(feature = "sim")]
+        if self.sim.is_some() {
+            return true;
+        }
+        false
+    }
+
     /// Whether the workers should leave: closing, and no member left.
     /// Once true, stays true.
     fn exit_now(&self) -> bool {

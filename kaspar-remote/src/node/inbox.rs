@@ -135,12 +135,15 @@ impl<R: LinkRx> Inbox<R> {
             }
         });
         if matches!(polled, Ok(n) if n > 0) {
+            // The session count first, then the frame count with Release:
+            // a snapshot that reads this batch's frame count (Acquire, in
+            // `Shared::stats`) reads this batch's session count too.
+            let open = sessions.len() as u64;
+            shared.counters.sessions.store(open, Ordering::Relaxed);
             shared
                 .counters
                 .frames_in
-                .store(*frames_in, Ordering::Relaxed);
-            let open = sessions.len() as u64;
-            shared.counters.sessions.store(open, Ordering::Relaxed);
+                .store(*frames_in, Ordering::Release);
         }
         (polled, answered)
     }

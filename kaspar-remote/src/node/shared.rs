@@ -322,8 +322,11 @@ impl Shared {
         let c = &self.counters;
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let lost = self.losses.totals();
+        // Read before the rest, with Acquire: the session count published
+        // with it (`Inbox::poll`) is at least as new.
+        let frames_in = c.frames_in.load(Ordering::Acquire);
         NodeStats {
-            frames_in: get(&c.frames_in),
+            frames_in,
             rejected: get(&c.rejected),
             refused: get(&c.refused),
             duplicates: get(&c.duplicates),

@@ -233,7 +233,7 @@ impl<G: GroupSpec, A: Actor> GroupSink<Queued<A::Msg>> for MemberSink<G, A> {
     }
 
     fn hosted(&self) -> bool {
-        self.core.mailbox.task().is_some_and(|t| t.hosted())
+        self.core.mailbox.hosted()
     }
 
     #[cfg(any(feature = "metrics", feature = "console"))]

@@ -138,7 +138,7 @@ impl<M> Inbox<M> {
     /// the actor's, or its group's.
     pub(crate) fn hosted(&self) -> bool {
         match self {
-            Inbox::Own(mailbox) => mailbox.task().is_some_and(|t| t.hosted()),
+            Inbox::Own(mailbox) => mailbox.hosted(),
             Inbox::Group { sink, .. } => sink.hosted(),
         }
     }

@@ -317,6 +317,12 @@ impl<T> Mailbox<T> {
         self.task_slot().get()
     }
 
+    /// Whether the consumer is pooled and its activations run as tasks of
+    /// an async runtime ([`Schedule::hosted`]).
+    pub(crate) fn hosted(&self) -> bool {
+        self.task().is_some_and(|t| t.hosted())
+    }
+
     fn task_slot(&self) -> &TaskSlot {
         match self {
             Mailbox::BQueue(q) => &q.locked().task,

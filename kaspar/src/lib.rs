@@ -300,6 +300,11 @@ pub mod __loom {
                 _guard: self.0.consuming(me),
             }
         }
+        /// See `ActorLock::consumer`: the token of the thread the
+        /// deadlock detector reads as running this lock's queue, or 0.
+        pub fn consumer(&self) -> usize {
+            self.0.consumer()
+        }
         /// See `ActorLock::members_clean`.
         pub fn members_clean(&self) -> bool {
             self.0.members_clean()
@@ -579,7 +584,7 @@ pub mod __loom {
         crate::reply::cached_slots::<R>()
     }
 
-    pub use crate::delivery::sched::model::{IdleModel, Poll, PooledMailbox, SleepToken};
+    pub use crate::delivery::sched::model::{Carry, IdleModel, Poll, PooledMailbox, SleepToken};
     pub use crate::delivery::sched::next_slot::NextSlot;
 }
 

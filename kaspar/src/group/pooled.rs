@@ -13,7 +13,7 @@ use super::{drain_closed, GroupCore, GroupHold, GroupInit, GroupSpec};
 use crate::actor::cell::Held;
 use crate::actor::trace;
 use crate::base::ids::Target;
-use crate::delivery::sched::{self, Member, Runnable, Shared, Task};
+use crate::delivery::sched::{self, Carried, Member, Runnable, Shared, Task};
 use crate::failure::{drop_quietly, quietly};
 use crate::guard::chain;
 use crate::guard::lock::ActorLock;
@@ -28,12 +28,13 @@ pub(crate) struct PooledGroup<G: GroupSpec> {
     max_batch: usize,
     /// The pool and this group's slot in it, once joined.
     joined: OnceLock<(Arc<Shared>, usize)>,
-    /// Locked by the running activation (one at a time: see `sched`).
-    run: parking_lot::Mutex<GroupRun<G>>,
+    /// Entered by the running activation (one at a time: see `sched`,
+    /// and `Carried` for the tail of one and the start of the next).
+    run: Carried<GroupRun<G>>,
 }
 
 struct GroupRun<G: GroupSpec> {
-    /// The members' handles (inside the lock: `G` is `Send`, not `Sync`).
+    /// The members' handles (carried: `G` is `Send`, not `Sync`).
     spec: G,
     init: Option<GroupInit<G>>,
     batch: Vec<G::Msg>,
@@ -90,7 +91,7 @@ impl<G: GroupSpec> PooledGroup<G> {
             group,
             max_batch: max_batch.max(1),
             joined: OnceLock::new(),
-            run: parking_lot::Mutex::new(GroupRun {
+            run: Carried::new(GroupRun {
                 spec,
                 init: Some(init),
                 batch: Vec::new(),
@@ -243,25 +244,32 @@ enum Ran {
 
 impl<G: GroupSpec> Runnable for PooledGroup<G> {
     fn run(self: Arc<Self>, budget: usize) -> Option<Task> {
-        let again = {
-            let mut run = self.run.lock();
-            if run.done {
-                return None;
-            }
-            match self.activate(&mut run, budget) {
-                Ran::Again => true,
-                Ran::Idle => false,
-                Ran::Done => {
-                    run.done = true;
-                    drop(run);
-                    if let Some((pool, slot)) = self.joined.get() {
-                        pool.leave(*slot);
-                    }
-                    false
+        // SAFETY: a worker (or a runtime's task, or the simulator) runs
+        // this for an activation the state machine scheduled: once per
+        // idle period, the first one from `attach`, or put back by the
+        // activation before, which has returned (`Carried::enter`).
+        let ran = unsafe {
+            self.run.enter(|run| {
+                if run.done {
+                    return None;
                 }
+                let ran = self.activate(run, budget);
+                run.done = matches!(ran, Ran::Done);
+                Some(ran)
+            })
+        }?;
+        match ran {
+            Ran::Again => Some(self as Task),
+            Ran::Idle => None,
+            Ran::Done => {
+                // Out of the carried state: leaving may drop the last hold
+                // on this group but ours.
+                if let Some((pool, slot)) = self.joined.get() {
+                    pool.leave(*slot);
+                }
+                None
             }
-        };
-        again.then_some(self as Task)
+        }
     }
 
     #[cfg(feature = "sim")]

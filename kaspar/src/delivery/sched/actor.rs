@@ -12,6 +12,7 @@ use std::mem;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Weak};
 
+use super::carried::Carried;
 use super::{worker, Member, Runnable, Shared, Task};
 use crate::actor::cell::{ActorCell, Held, STOPPED};
 use crate::actor::trace;
@@ -33,11 +34,11 @@ struct Hook<A: Actor> {
     /// Weak: the hook lives inside the cell (in its mailbox).
     cell: Weak<ActorCell<A>>,
     pool: Arc<Shared>,
-    /// Locked by the running activation. Only one activation is ever
+    /// Entered by the running activation. Only one activation is ever
     /// scheduled at a time (module docs of `sched`); the next one can
-    /// start the moment this one has set the mailbox idle, and waits here
-    /// the few instructions until this one has returned.
-    run: parking_lot::Mutex<Run<A>>,
+    /// start the moment this one has set the mailbox idle, and waits in
+    /// `Carried::enter` the few instructions until this one has returned.
+    run: Carried<Run<A>>,
 }
 
 struct Run<A: Actor> {
@@ -113,7 +114,7 @@ pub(crate) fn attach<A: Actor>(
     let hook = Hook {
         cell: Arc::downgrade(cell),
         pool: Arc::clone(pool),
-        run: parking_lot::Mutex::new(Run {
+        run: Carried::new(Run {
             init: Some(Box::new(init)),
             batch: Vec::new(),
             slot: u32::try_from(slot)
@@ -137,31 +138,40 @@ pub(crate) fn attach<A: Actor>(
 
 impl<A: Actor> Runnable for ActorCell<A> {
     fn run(self: Arc<Self>, budget: usize) -> Option<Task> {
-        let again = {
-            let hook = hook_of(&self)?;
-            let mut run = hook.run.lock();
-            if run.slot == LEFT {
-                return None;
-            }
-            match activate(&self, &hook.pool, &mut run, budget) {
-                Ran::Again => true,
-                Ran::Idle => {
-                    // An idle pooled actor keeps a few slots, not its
-                    // largest burst's (as its mailbox does).
-                    if run.batch.capacity() > KEEP_IDLE {
-                        run.batch = Vec::new();
+        let hook = hook_of(&self)?;
+        // SAFETY: a worker (or a runtime's task, or the simulator) runs
+        // this for an activation the state machine scheduled: once per
+        // idle period, the first one from `attach`, or put back by the
+        // activation before, which has returned (`Carried::enter`).
+        let ran = unsafe {
+            hook.run.enter(|run| {
+                if run.slot == LEFT {
+                    return None;
+                }
+                Some(match activate(&self, &hook.pool, run, budget) {
+                    Ran::Again => Next::Again,
+                    Ran::Idle => {
+                        // An idle pooled actor keeps a few slots, not its
+                        // largest burst's (as its mailbox does).
+                        if run.batch.capacity() > KEEP_IDLE {
+                            run.batch = Vec::new();
+                        }
+                        Next::Idle
                     }
-                    false
-                }
-                Ran::Done => {
-                    let slot = mem::replace(&mut run.slot, LEFT);
-                    drop(run);
-                    hook.pool.leave(slot as usize);
-                    false
-                }
+                    Ran::Done => Next::Leave(mem::replace(&mut run.slot, LEFT)),
+                })
+            })
+        }?;
+        match ran {
+            Next::Again => Some(self as Task),
+            Next::Idle => None,
+            Next::Leave(slot) => {
+                // Out of the carried state: leaving may drop the last
+                // hold on this actor but ours.
+                hook.pool.leave(slot as usize);
+                None
             }
-        };
-        again.then_some(self as Task)
+        }
     }
 
     #[cfg(feature = "sim")]
@@ -187,6 +197,14 @@ enum Ran {
     Again,
     /// Closed, drained and stopped.
     Done,
+}
+
+/// What `run` does once out of the carried state.
+enum Next {
+    Again,
+    Idle,
+    /// The actor is done: it leaves the pool's member slot given.
+    Leave(u32),
 }
 
 /// One activation: the state and `started` the first time, then up to

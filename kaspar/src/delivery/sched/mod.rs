@@ -40,6 +40,10 @@
 //! activation, on its way out, and cleared only by the one scheduler). The
 //! loom models `tests/loom_sched_mailbox.rs` check both for every mailbox
 //! kind's transition, and `tests/loom_sched_idle.rs` the workers' sleep.
+//! What the activations carry from one to the next needs no lock for that
+//! reason: the next one waits only for this one's few instructions after
+//! it set the mailbox idle ([`Carried`], modelled by
+//! `tests/loom_carried.rs`).
 //!
 //! # Workers
 //!
@@ -118,6 +122,8 @@
 //! refused; see the `tokio` module.
 
 pub(crate) mod actor;
+mod carried;
+pub(crate) use carried::Carried;
 pub(crate) mod idle;
 mod members;
 #[cfg(loom)]

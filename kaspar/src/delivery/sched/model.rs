@@ -5,6 +5,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
+use super::carried::Carried;
 use super::idle::{Idle, Token};
 use crate::error::SendError;
 use crate::mailbox::{Mailbox, MailboxKind, Polled, Schedule};
@@ -113,5 +114,32 @@ impl IdleModel {
     /// `Idle::notify_one`.
     pub fn notify_one(&self) {
         self.0.notify_one();
+    }
+}
+
+/// What a pooled unit's activations carry (`sched::carried`).
+pub struct Carry<T>(Carried<T>);
+
+impl<T> std::fmt::Debug for Carry<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Carry")
+    }
+}
+
+impl<T> Carry<T> {
+    /// Carried state, no activation in.
+    pub fn new(state: T) -> Self {
+        Carry(Carried::new(state))
+    }
+
+    /// `Carried::enter`.
+    ///
+    /// # Safety
+    ///
+    /// As `Carried::enter`: the caller runs an activation the scheduling
+    /// state machine started, so at most one other is still in.
+    pub unsafe fn enter<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        // SAFETY: the caller's, as above.
+        unsafe { self.0.enter(f) }
     }
 }

@@ -135,7 +135,10 @@ mod tests {
             unsafe { carried.enter(|_| panic!("out of the activation")) }
         }));
         assert!(unwound.is_err());
-        assert!(!carried.busy.load(Ordering::Relaxed), "left while unwinding");
+        assert!(
+            !carried.busy.load(Ordering::Relaxed),
+            "left while unwinding"
+        );
         // SAFETY: as above.
         assert_eq!(unsafe { carried.enter(|n| *n) }, 1);
     }

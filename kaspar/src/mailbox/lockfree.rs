@@ -56,7 +56,7 @@ use std::mem::MaybeUninit;
 
 use crossbeam_utils::CachePadded;
 
-use super::park::{Polls, Wake};
+use super::park::{self, Polls, Wake};
 use super::{Drained, IdleWait, Polled, WhenFull};
 use crate::base::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, Ordering, UnsafeCell};
 use crate::error::SendError;
@@ -377,7 +377,7 @@ impl<T> LockFreeMpsc<T> {
                 self.tail.fetch_and(!SLEEPING, Ordering::AcqRel);
                 continue;
             }
-            self.wake.parker.park();
+            park::sleep(|| self.wake.parker.park());
         }
     }
 

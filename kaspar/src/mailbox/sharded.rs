@@ -8,7 +8,7 @@
 //! as many messages per lane lock as `max` allows. One atomic word, `state`,
 //! counts queued messages and carries the consumer's `SLEEPING` bit and the
 //! `CLOSED` bit; it is the consumer's one wakeup mechanism (see
-//! [`park`](super::park)).
+//! [`park`]).
 //!
 //! Invariants:
 //! * per-sender FIFO: one thread's pushes go to one lane (its token is fixed
@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 
 use crossbeam_utils::CachePadded;
 
-use super::park::{Polls, Wake};
+use super::park::{self, Polls, Wake};
 use super::{Drained, IdleWait, Polled};
 use crate::base::sync::{AtomicUsize, Mutex, Ordering};
 use crate::error::SendError;
@@ -192,7 +192,7 @@ impl<T> ShardedBQueue<T> {
                 self.state.fetch_and(!SLEEPING, Ordering::AcqRel);
                 continue;
             }
-            self.wake.parker.park();
+            park::sleep(|| self.wake.parker.park());
         }
     }
 

@@ -166,3 +166,48 @@ fn a_backoff_consumer_spins_briefly_after_a_wait_longer_than_a_full_spin() {
     .join()
     .unwrap();
 }
+
+#[test]
+fn a_backoff_consumer_woken_soon_after_it_slept_stays_awake_through_its_next_wait() {
+    use std::time::{Duration, Instant};
+
+    use super::park::{slept, Polls, SHORT_SLEEP};
+    // A thread of its own: the history is per thread.
+    thread::spawn(|| {
+        let awake = |p: &Polls| matches!(p, Polls::Awake(..));
+        assert!(!awake(&Polls::new(IdleWait::Backoff)), "a fresh consumer");
+        // A sleep that ended within `SHORT_SLEEP`: the next wait yields
+        // until that much time has passed before it gives up.
+        slept(Duration::from_micros(10));
+        let start = Instant::now();
+        let mut next = Polls::new(IdleWait::Backoff);
+        assert!(awake(&next));
+        assert!(!next.until(|| false));
+        assert!(
+            start.elapsed() >= SHORT_SLEEP,
+            "awake for {:?}",
+            start.elapsed()
+        );
+        // A message ends it, as any wait (and a wait with no sleep in
+        // between does not change the history).
+        let mut polls = 0;
+        assert!(Polls::new(IdleWait::Backoff).until(|| {
+            polls += 1;
+            polls == 2
+        }));
+        assert!(awake(&Polls::new(IdleWait::Backoff)));
+        // Only `Backoff` consumers stay awake.
+        assert!(!Polls::new(IdleWait::Park).until(|| true));
+        assert!(matches!(
+            Polls::new(IdleWait::SpinThenPark { spins: 1 }),
+            Polls::Count(1)
+        ));
+        // A sleep of `SHORT_SLEEP` or longer: the plain budget again.
+        slept(SHORT_SLEEP);
+        assert!(!awake(&Polls::new(IdleWait::Backoff)));
+        slept(Duration::from_millis(5));
+        assert!(!awake(&Polls::new(IdleWait::Backoff)));
+    })
+    .join()
+    .unwrap();
+}

@@ -55,7 +55,7 @@
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 
-use super::park::{Polls, TaskSlot};
+use super::park::{self, Polls, TaskSlot};
 use super::{Drained, IdleWait, Polled};
 use crate::base::sync::{AtomicU64, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 use crate::error::SendError;
@@ -357,7 +357,7 @@ impl<T> Locked<T> {
             // queue closed); sleep, under the lock, once the budget is
             // spent.
             if !polls.until(|| self.hint.load(Ordering::Relaxed) != 0) {
-                drop(self.sleep(self.state.lock()));
+                drop(park::sleep(|| self.sleep(self.state.lock())));
             }
         }
     }

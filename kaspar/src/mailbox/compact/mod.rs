@@ -56,7 +56,7 @@ use std::mem;
 
 mod spill;
 
-use super::park::{Polls, Wake};
+use super::park::{self, Polls, Wake};
 use super::{Drained, IdleWait, Polled};
 use crate::base::backoff::Backoff;
 use crate::base::sync::{thread, AtomicUsize, Ordering, UnsafeCell};
@@ -360,7 +360,7 @@ impl<T> CompactMpsc<T> {
                 drop(held);
                 // The push that clears `SLEEPING` leaves a token (C2): a
                 // park after it returns at once.
-                self.wake.parker.park();
+                park::sleep(|| self.wake.parker.park());
             }
         }
     }

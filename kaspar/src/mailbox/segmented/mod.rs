@@ -72,7 +72,7 @@ mod block;
 
 use crossbeam_utils::CachePadded;
 
-use super::park::{Polls, Wake};
+use super::park::{self, Polls, Wake};
 use super::{Drained, IdleWait, Polled};
 use crate::base::backoff::Backoff;
 use crate::base::sync::{thread, AtomicBool, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
@@ -367,7 +367,7 @@ impl<T> SegmentedMpsc<T> {
                 thread::yield_now();
                 continue;
             }
-            self.wake.parker.park();
+            park::sleep(|| self.wake.parker.park());
         }
     }
 

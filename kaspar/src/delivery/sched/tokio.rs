@@ -22,7 +22,7 @@
 //! the runtime's own thread is a push on its local queue: a tokio task
 //! that sends to a hosted actor on a current-thread runtime, or
 //! `ask(..).await`s it, has the activation run on its own thread next, and
-//! the reply's waker (`reply/ask.rs`) wakes the awaiting task the same
+//! the reply's waker (`reply/ask`) wakes the awaiting task the same
 //! way: nothing crosses a thread, and nothing is allocated. An idle hosted
 //! actor holds no task (the runners are the pool's, not the actor's).
 //! Runners are interchangeable, and the injector (not a runner) holds

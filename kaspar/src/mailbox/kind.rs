@@ -147,9 +147,9 @@ pub enum IdleWait {
     /// phase adapts: after a wait that was not over within it, the next
     /// wait spins only briefly, so consumers whose messages come far apart
     /// do not hold cores that others need. And after a sleep that a message
-    /// ended within 100 µs, the next wait stays awake, yielding, until
-    /// 100 µs have passed: a consumer whose messages come that close
-    /// together is not put to sleep and woken for each. The default: the
+    /// ended within 100 µs, the next wait yields for 100 µs more before
+    /// it sleeps: a consumer whose messages come that close together is
+    /// not put to sleep and woken for each. The default: the
     /// right choice unless you know better.
     #[default]
     Backoff,

@@ -169,10 +169,10 @@ pub(super) enum Polls {
     Count(u32),
     /// The shared backoff's budget.
     Backoff(Backoff),
-    /// The shared backoff's budget, then yielding until the instant given
-    /// (see [`SHORT_SLEEP`]).
+    /// The shared backoff's budget, then yielding for [`SHORT_SLEEP`]
+    /// more: until the instant set when the budget ran out.
     #[cfg(not(loom))]
-    Awake(Backoff, std::time::Instant),
+    Awake(Backoff, Option<std::time::Instant>),
     /// Never sleep.
     Forever,
 }
@@ -190,12 +190,13 @@ std::thread_local! {
 
 /// A consumer's sleep that ends within this was not worth its cost: two
 /// system calls, and a wake-up that on a virtual machine takes tens of
-/// microseconds. After one, the consumer's next `Backoff` wait stays awake
-/// (yielding the core) until this much time has passed since it began,
-/// and sleeps only then. A consumer whose messages come at most this far
-/// apart so stays awake, as one whose messages come in a stream does; one
-/// whose messages stop sleeps once this has passed, and then its sleep is
-/// long, so its next wait has the plain budget again.
+/// microseconds. After one, the consumer's next `Backoff` wait stays
+/// awake (yielding the core) for this much longer once its budget is
+/// spent, and sleeps only then. The clock is read only then, not on the
+/// way to a message that is already there. A consumer whose messages come
+/// at most this far apart so stays awake, as one whose messages come in a
+/// stream does; one whose messages stop sleeps once this has passed, and
+/// then its sleep is long, so its next wait has the plain budget again.
 ///
 /// What it breaks is a cycle between a consumer and a sender that sleeps
 /// too: a tokio task awaiting `ask`s one after another from an actor on
@@ -264,7 +265,7 @@ impl Polls {
     /// full spin would have taken switches back.
     ///
     /// And after a short sleep ([`SHORT_SLEEP`]), the budget is followed by
-    /// yields until that much time has passed since the wait began.
+    /// yields for that much longer.
     pub(super) fn new(idle: IdleWait) -> Self {
         match idle {
             IdleWait::Backoff => {
@@ -275,7 +276,7 @@ impl Polls {
                 };
                 #[cfg(not(loom))]
                 if slept_short() {
-                    return Polls::Awake(backoff, std::time::Instant::now() + SHORT_SLEEP);
+                    return Polls::Awake(backoff, None);
                 }
                 Polls::Backoff(backoff)
             }
@@ -321,7 +322,8 @@ impl Polls {
             #[cfg(not(loom))]
             Polls::Awake(b, until) => {
                 b.snooze() || {
-                    let awake = std::time::Instant::now() < *until;
+                    let now = std::time::Instant::now();
+                    let awake = now < *until.get_or_insert(now + SHORT_SLEEP);
                     if awake {
                         crate::base::sync::thread::yield_now();
                     }

@@ -176,8 +176,8 @@ fn a_backoff_consumer_woken_soon_after_it_slept_stays_awake_through_its_next_wai
     thread::spawn(|| {
         let awake = |p: &Polls| matches!(p, Polls::Awake(..));
         assert!(!awake(&Polls::new(IdleWait::Backoff)), "a fresh consumer");
-        // A sleep that ended within `SHORT_SLEEP`: the next wait yields
-        // until that much time has passed before it gives up.
+        // A sleep that ended within `SHORT_SLEEP`: past its budget, the
+        // next wait yields for that much longer before it gives up.
         slept(Duration::from_micros(10));
         let start = Instant::now();
         let mut next = Polls::new(IdleWait::Backoff);

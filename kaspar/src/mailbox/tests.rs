@@ -168,6 +168,7 @@ fn a_backoff_consumer_spins_briefly_after_a_wait_longer_than_a_full_spin() {
 }
 
 #[test]
+#[cfg(not(loom))]
 fn a_backoff_consumer_woken_soon_after_it_slept_stays_awake_through_its_next_wait() {
     use std::time::{Duration, Instant};
 

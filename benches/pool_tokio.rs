@@ -1,8 +1,8 @@
 //! `ask(..).await` from a tokio task, on a current-thread runtime, to a
 //! kaspar actor hosted on that same runtime (`PoolConfig::tokio`), against
 //! the same request-reply over tokio's own mpsc + oneshot, and against
-//! `ask(..).await` to a kaspar actor on a thread of its own: measured side
-//! by side in one run, the rounds interleaved so that a change in the
+//! `ask(..).await` to a kaspar actor on a thread of its own and to one
+//! pooled on kaspar's own worker threads: measured side by side in one run, the rounds interleaved so that a change in the
 //! machine's load falls on every case alike.
 //!
 //! `cargo bench --features tokio --bench pool_tokio [-- --quick]`. Prints a
@@ -111,25 +111,29 @@ fn main() {
     let on_tokio = hosted.spawn(Counter { n: 0 }).pooled().start();
     let threads = System::new();
     let own_thread = threads.spawn(Counter { n: 0 }).start();
+    let on_workers = threads.spawn(Counter { n: 0 }).pooled().start();
 
     // Warm-up: the first activation, slot caches, the runtime's queues.
     kaspar_ask(&rt, &on_tokio, asks / 10);
     tokio_mpsc_oneshot(&rt, asks / 10);
     kaspar_ask(&rt, &own_thread, own_asks / 10);
+    kaspar_ask(&rt, &on_workers, own_asks / 10);
 
-    let mut cases: [(&str, Vec<f64>); 3] = [
+    let mut cases: [(&str, Vec<f64>); 4] = [
         ("tokio mpsc + oneshot, two tasks", Vec::new()),
         ("kaspar actor hosted on the same runtime", Vec::new()),
         ("kaspar actor on a thread of its own", Vec::new()),
+        ("kaspar actor pooled on kaspar's worker threads", Vec::new()),
     ];
     for _ in 0..rounds {
         cases[0].1.push(tokio_mpsc_oneshot(&rt, asks));
         cases[1].1.push(kaspar_ask(&rt, &on_tokio, asks));
         cases[2].1.push(kaspar_ask(&rt, &own_thread, own_asks));
+        cases[3].1.push(kaspar_ask(&rt, &on_workers, own_asks));
     }
     let base = mean(&cases[0].1);
     println!(
-        "{rounds} interleaved round(s); {asks} asks a round ({own_asks} to the own-thread actor)\n"
+        "{rounds} interleaved round(s); {asks} asks a round ({own_asks} to each actor on kaspar's threads)\n"
     );
     println!("| ask(..).await from a tokio task | mean ns | per round | vs mpsc + oneshot |");
     println!("|---|---:|---|---:|");

@@ -47,16 +47,49 @@ impl Spread {
 /// Runs `f` `times` times; a panic (a failed verification, a framework
 /// error) becomes the reason the row failed, and the other rows still run.
 pub fn runs<T>(times: usize, f: impl Fn() -> T) -> Result<Vec<T>, String> {
-    (0..times)
-        .map(|_| {
-            catch_unwind(AssertUnwindSafe(&f)).map_err(|e| {
-                e.downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "panicked".into())
-            })
-        })
-        .collect()
+    (0..times).map(|_| once(&f)).collect()
+}
+
+/// Runs each of `cases` `times` times, round-robin: every case's round
+/// `i` runs before any case's round `i + 1`, so a change in the machine's
+/// mood during a table (the dev VM changes within seconds) falls on every
+/// case's rounds alike, and round `i` of two cases can be compared as a
+/// pair. A case that panics has failed (the panic is the reason) and is
+/// not run again; the others go on.
+pub fn interleaved<T>(times: usize, cases: &[&dyn Fn() -> T]) -> Vec<Result<Vec<T>, String>> {
+    let mut out: Vec<Result<Vec<T>, String>> = cases
+        .iter()
+        .map(|_| Ok(Vec::with_capacity(times)))
+        .collect();
+    for _ in 0..times {
+        for (case, result) in cases.iter().zip(out.iter_mut()) {
+            if let Ok(rounds) = result {
+                match once(case) {
+                    Ok(v) => rounds.push(v),
+                    Err(why) => *result = Err(why),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs `f` once, its panic turned into the reason.
+fn once<T>(f: impl Fn() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|e| {
+        e.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panicked".into())
+    })
+}
+
+/// The median of the rounds' ratios `num[i] / den[i]`: each round against
+/// the baseline's round of the same index, run beside it
+/// ([`interleaved`]).
+pub fn paired_ratio(num: &[f64], den: &[f64]) -> Option<f64> {
+    let ratios: Vec<f64> = num.iter().zip(den).map(|(n, d)| n / d).collect();
+    (!ratios.is_empty()).then(|| Spread::of(ratios).median)
 }
 
 pub fn fmt_ns(ns: f64) -> String {

@@ -21,7 +21,9 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::report::{core_to_core_ns, fmt_ns, fmt_rate, machine, runs, JsonLines, Spread};
+use crate::report::{
+    core_to_core_ns, fmt_ns, fmt_rate, interleaved, machine, paired_ratio, JsonLines, Spread,
+};
 
 mod actix;
 mod channels;
@@ -35,7 +37,7 @@ mod xtra;
 use self::kaspar::Variant;
 use channels::{Crossbeam, StdMpsc};
 
-const RUNS: usize = 3;
+const RUNS: usize = 5;
 const IDLE_ACTORS: usize = 100;
 
 /// Iteration counts.
@@ -49,12 +51,15 @@ struct Sizes {
 /// A workload that returns operations per second for `n` operations.
 type Rate = fn(u64) -> f64;
 
+/// A workload that returns the latencies of `n` sequential requests.
+type Latencies = fn(u64) -> Histogram<u64>;
+
 /// One way of running the workloads. `None`: the path does not exist, or
 /// would measure the same thing as another row.
 struct Row {
     framework: &'static str,
     variant: &'static str,
-    ask: Option<fn(u64) -> Histogram<u64>>,
+    ask: Option<Latencies>,
     tell: Option<Rate>,
     ping_pong: Option<Rate>,
 }
@@ -218,11 +223,16 @@ fn ask_table(rows: &[Row], n: u64, json: &mut JsonLines) {
     println!("## ask: request-reply from outside the actor ({n} sequential)\n");
     println!("| case | mean | p50 | p50 spread | p99 | time vs crossbeam |");
     println!("|---|---:|---:|---:|---:|---:|");
-    let mut floor = None;
-    for row in rows {
-        let Some(f) = row.ask else { continue };
+    let rows: Vec<(&Row, Latencies)> = rows.iter().filter_map(|r| Some((r, r.ask?))).collect();
+    let cases: Vec<Box<dyn Fn() -> Histogram<u64>>> = rows
+        .iter()
+        .map(|&(_, f)| Box::new(move || f(n)) as Box<dyn Fn() -> Histogram<u64>>)
+        .collect();
+    let cases: Vec<&dyn Fn() -> Histogram<u64>> = cases.iter().map(|c| &**c).collect();
+    let mut floor: Option<Vec<f64>> = None;
+    for ((row, _), result) in rows.iter().zip(interleaved(RUNS, &cases)) {
         let case = row.case("ask");
-        match runs(RUNS, || f(n)) {
+        match result {
             Ok(hists) => {
                 let q = |q: f64| {
                     Spread::of(
@@ -232,12 +242,13 @@ fn ask_table(rows: &[Row], n: u64, json: &mut JsonLines) {
                             .collect(),
                     )
                 };
-                let mean = Spread::of(hists.iter().map(|h| h.mean()).collect());
+                let means: Vec<f64> = hists.iter().map(|h| h.mean()).collect();
+                let mean = Spread::of(means.clone());
                 let (p50, p99) = (q(0.5), q(0.99));
                 if row.framework == "crossbeam" {
-                    floor = Some(mean.median);
+                    floor = Some(means.clone());
                 }
-                let ratio = floor.map(|f| mean.median / f);
+                let ratio = floor.as_deref().and_then(|f| paired_ratio(&means, f));
                 println!(
                     "| {case} | {} | {} | {}–{} | {} | {} |",
                     fmt_ns(mean.median),
@@ -271,17 +282,23 @@ fn rate_table(
 ) {
     println!("| case | {metric} | spread | ns per op | time vs crossbeam |");
     println!("|---|---:|---:|---:|---:|");
-    let mut floor = None;
-    for row in rows {
-        let Some(f) = pick(row) else { continue };
+    let rows: Vec<(&Row, Rate)> = rows.iter().filter_map(|r| Some((r, pick(r)?))).collect();
+    let cases: Vec<Box<dyn Fn() -> f64>> = rows
+        .iter()
+        .map(|&(_, f)| Box::new(move || f(n)) as Box<dyn Fn() -> f64>)
+        .collect();
+    let cases: Vec<&dyn Fn() -> f64> = cases.iter().map(|c| &**c).collect();
+    let mut floor: Option<Vec<f64>> = None;
+    for ((row, _), result) in rows.iter().zip(interleaved(RUNS, &cases)) {
         let case = row.case(test);
-        match runs(RUNS, || f(n)) {
+        match result {
             Ok(v) => {
-                let s = Spread::of(v);
                 if row.framework == "crossbeam" {
-                    floor = Some(s.median);
+                    floor = Some(v.clone());
                 }
-                let ratio = floor.map(|f| f / s.median);
+                // Time per operation over crossbeam's: its rate over ours.
+                let ratio = floor.as_deref().and_then(|f| paired_ratio(f, &v));
+                let s = Spread::of(v);
                 println!(
                     "| {case} | {} | {}–{} | {} | {} |",
                     fmt_rate(s.median),
@@ -321,8 +338,10 @@ pub fn run(quick: bool, only: Option<&[String]>) {
     );
     println!("{}\n", machine());
     println!(
-        "Median of {RUNS} runs in this process; spread = min–max. \"time vs crossbeam\" \
-         is time per operation over crossbeam's in this run (below 1: faster). Tokio \
+        "Median of {RUNS} runs in this process, the rows' runs interleaved (every row's \
+         run i before any row's run i + 1); spread = min–max. \"time vs crossbeam\" is \
+         time per operation over crossbeam's, the median of the runs' ratios, each run \
+         against crossbeam's run of the same round (below 1: faster). Tokio \
          peers run on a multi-thread runtime with one worker per core, actix on its own \
          single-thread system. Every queue is unbounded.\n"
     );

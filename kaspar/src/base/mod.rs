@@ -3,12 +3,13 @@
 //! service times ([`latency`]), time as handlers see it ([`clock`],
 //! [`timer`]), the synchronisation shim ([`sync`]) that swaps in loom's
 //! primitives under `cfg(loom)`, the bounded spin-then-yield every
-//! waiter uses before it sleeps ([`backoff`]), and the way user code and
-//! user values are run and dropped where an unwind must not escape
-//! ([`quiet`]).
+//! waiter uses before it sleeps ([`backoff`]), the CPU a thread runs on
+//! and how it leaves one ([`cpu`]), and the way user code and user values
+//! are run and dropped where an unwind must not escape ([`quiet`]).
 
 pub(crate) mod backoff;
 pub(crate) mod clock;
+pub(crate) mod cpu;
 pub(crate) mod ids;
 pub(crate) mod latency;
 pub(crate) mod quiet;

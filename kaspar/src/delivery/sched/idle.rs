@@ -33,6 +33,7 @@
 //! searcher (as tokio's workers do), so a backlog spreads across the pool
 //! one thread at a time.
 
+use crate::base::cpu;
 use crate::base::sync::{fence, AtomicUsize, Condvar, Mutex, Ordering};
 use std::sync::Arc;
 
@@ -46,29 +47,45 @@ const SEARCHERS: usize = SLEEPER - 1;
 /// not lost.
 #[derive(Default)]
 pub(crate) struct Token {
-    set: Mutex<bool>,
+    set: Mutex<Notice>,
     cv: Condvar,
+}
+
+/// A token's state: whether it is set, and the CPU its notifier ran on.
+#[derive(Default)]
+struct Notice {
+    set: bool,
+    by: Option<usize>,
 }
 
 impl Token {
     pub(crate) fn new() -> Self {
         Token {
-            set: Mutex::new(false),
+            set: Mutex::new(Notice::default()),
             cv: Condvar::new(),
         }
     }
 
-    /// Sleeps until notified, and takes the notification.
-    fn wait(&self) {
-        let mut set = self.set.lock();
-        while !*set {
-            set = self.cv.wait(set);
+    /// Sleeps until notified, and takes the notification; returns the CPU
+    /// the notifier ran on, if known.
+    fn wait(&self) -> Option<usize> {
+        let mut notice = self.set.lock();
+        while !notice.set {
+            notice = self.cv.wait(notice);
         }
-        *set = false;
+        notice.set = false;
+        notice.by.take()
     }
 
     fn notify(&self) {
-        *self.set.lock() = true;
+        // Read before the lock: the sleeper may take it as soon as it is
+        // released, and then run on this very CPU (`base::cpu`).
+        let by = cpu::current();
+        {
+            let mut notice = self.set.lock();
+            notice.set = true;
+            notice.by = by;
+        }
         self.cv.notify_one();
     }
 }
@@ -110,7 +127,11 @@ impl Idle {
     /// says there is something to do after all. Returns with the thread
     /// searching again (woken threads search first), to look for work and
     /// then report [`found_work`](Self::found_work) or sleep again.
-    pub(crate) fn sleep(&self, me: &Arc<Token>, has_work: impl Fn() -> bool) {
+    ///
+    /// Returns the CPU the thread that woke it ran on, if it slept and that
+    /// is known: a woken pool thread on that same CPU steps off it
+    /// (`worker::search`).
+    pub(crate) fn sleep(&self, me: &Arc<Token>, has_work: impl Fn() -> bool) -> Option<usize> {
         {
             let mut list = self.sleepers.lock();
             list.push(Arc::clone(me));
@@ -125,14 +146,14 @@ impl Idle {
                 list.swap_remove(at);
                 self.state
                     .fetch_add(SEARCHER.wrapping_sub(SLEEPER), Ordering::SeqCst);
-                return;
+                return None;
             }
             // A scheduler took us off the list already: its notification
             // is on its way (it counted us as searching); take it, so that
             // the token is clean for the next sleep.
         }
         // Woken as a searcher (see `wake`).
-        me.wait();
+        me.wait()
     }
 
     /// Threads asleep now (a snapshot).
@@ -178,5 +199,32 @@ impl Idle {
             };
             token.notify();
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux", not(miri), not(loom)))]
+mod tests {
+    use super::*;
+    use crate::base::cpu::tests::{allowed, pin};
+
+    #[test]
+    fn a_woken_sleeper_learns_the_cpu_its_waker_ran_on() {
+        std::thread::spawn(|| {
+            let here = allowed()[0];
+            pin(&[here]);
+            let idle = Idle::new();
+            let me = Arc::new(Token::new());
+            idle.start_searching();
+            let sleeper = {
+                let me = Arc::clone(&me);
+                std::thread::spawn(move || me.wait())
+            };
+            me.notify();
+            assert_eq!(sleeper.join().unwrap(), Some(here));
+            // A sleep that a schedule ended before it began learns nothing.
+            assert_eq!(idle.sleep(&me, || true), None);
+        })
+        .join()
+        .unwrap();
     }
 }

@@ -109,7 +109,7 @@ impl IdleModel {
     }
     /// `Idle::sleep`.
     pub fn sleep(&self, me: &SleepToken, has_work: impl Fn() -> bool) {
-        self.0.sleep(&me.0, has_work);
+        let _waker_cpu = self.0.sleep(&me.0, has_work);
     }
     /// `Idle::notify_one`.
     pub fn notify_one(&self) {

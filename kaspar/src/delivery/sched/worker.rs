@@ -15,6 +15,7 @@ use super::next_slot::NextSlot;
 use super::steal_cost::{StallWatch, StealCost, DEAR_POLL};
 use super::{Shared, Task};
 use crate::base::backoff::Backoff;
+use crate::base::cpu;
 use crate::base::sync::{parking, Ordering};
 use crate::guard::blocking::{self, BlockingHook};
 
@@ -403,14 +404,35 @@ impl Local {
                     std::thread::park_timeout(DEAR_POLL);
                     continue;
                 }
-                shared
+                let waker = shared
                     .idle
                     .sleep(&self.token, || shared.has_work() || shared.exit_now());
                 // Awake again: the monitor watches while anyone is.
                 shared.monitor.poke();
+                if let Some(cpu) = waker {
+                    self.step_off(cpu);
+                }
                 backoff = Backoff::new();
             }
         }
+    }
+}
+
+impl Local {
+    /// Woken by a thread that ran on `waker`: if the kernel put this
+    /// thread on that same CPU, moves it to another, unless the pool's
+    /// threads awake (this one included) fill every CPU it may use. The
+    /// waker is most likely still running there (a producer streaming
+    /// into the actor it scheduled, an asker spinning for its reply), and
+    /// until it stops or is preempted, this thread cannot run at all
+    /// (`base::cpu`).
+    fn step_off(&self, waker: usize) {
+        let shared = &self.shared;
+        let awake = shared
+            .threads
+            .load(Ordering::Relaxed)
+            .saturating_sub(shared.idle.sleepers());
+        let _moved_to = cpu::step_off(waker, awake);
     }
 }
 

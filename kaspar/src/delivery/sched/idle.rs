@@ -78,8 +78,8 @@ impl Token {
     }
 
     fn notify(&self) {
-        // Read before the lock: the sleeper may take it as soon as it is
-        // released, and then run on this very CPU (`base::cpu`).
+        // Where this thread runs as it wakes the sleeper: where the kernel
+        // may well put the sleeper too (`base::cpu`).
         let by = cpu::current();
         {
             let mut notice = self.set.lock();

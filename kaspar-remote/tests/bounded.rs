@@ -20,7 +20,7 @@ use kaspar::SendError;
 use kaspar_remote::frame::{self, Header, Kind};
 use kaspar_remote::loopback::{Loopback, LoopbackTx};
 use kaspar_remote::{
-    LinkError, LinkTx, LookupError, Node, NodeConfig, NodeStats, RemoteAddr, Transport,
+    LinkError, LinkTx, LookupError, Node, NodeConfig, NodeStats, RemoteAddr, SendPolicy, Transport,
 };
 
 /// A tell that opens session `session` (its frame number 0), for a slot
@@ -83,7 +83,16 @@ fn world(config: NodeConfig) -> World {
         .export("counter", &system.spawn(Counter::new().0).start())
         .unwrap();
     let client = Node::new(net.clone(), "client").unwrap();
-    let remote = client.lookup::<Counter>("counter").unwrap();
+    // The forged frames share the server's 1,024-frame inbox with this
+    // peer's, so the flood can fill it at the moment of an ask: the real
+    // peer waits for room, as a client under backpressure should, rather
+    // than failing at once (`SendPolicy::Fail`, the default; a fresh-clone
+    // CI run once had `still_answers` refused `Full` that way).
+    let remote = client
+        .lookup::<Counter>("counter")
+        .unwrap()
+        .with_policy(SendPolicy::Wait(Duration::from_secs(10)))
+        .unwrap();
     let raw = net.connect("server", Duration::from_secs(1)).unwrap();
     World {
         net,

@@ -145,7 +145,8 @@ fn pooled_round(n: u64) -> Round {
 }
 
 /// crossbeam-channel's round: the same stream into a consumer thread that
-/// sums it, timed to the sum's arrival.
+/// sums it, timed to the sum's arrival. Both of its threads sample their
+/// CPU as the pooled round's do, so the two loops do the same work.
 fn crossbeam_round(n: u64) -> f64 {
     enum Req {
         Tell(u64),
@@ -155,23 +156,35 @@ fn crossbeam_round(n: u64) -> f64 {
     let (done_tx, done) = crossbeam_channel::bounded::<u64>(1);
     let consumer = std::thread::spawn(move || {
         let mut total = 0u64;
+        let mut handled_on = Vec::new();
         while let Ok(req) = rx.recv() {
             match req {
-                Req::Tell(x) => total += x,
+                Req::Tell(x) => {
+                    total += x;
+                    if x.is_multiple_of(SAMPLE_EVERY) {
+                        handled_on.push(cpu());
+                    }
+                }
                 Req::Finish => done_tx.send(total).unwrap(),
             }
         }
+        handled_on
     });
+    let mut sent_on = Vec::with_capacity((n / SAMPLE_EVERY + 1) as usize);
     let start = Instant::now();
     for i in 0..n {
         tx.send(Req::Tell(i)).unwrap();
+        if i.is_multiple_of(SAMPLE_EVERY) {
+            sent_on.push(cpu());
+        }
     }
     tx.send(Req::Finish).unwrap();
     let total = done.recv().unwrap();
     let took = start.elapsed();
     assert_eq!(total, n * n.saturating_sub(1) / 2, "a message was lost");
     drop(tx);
-    consumer.join().unwrap();
+    let handled_on = consumer.join().unwrap();
+    std::hint::black_box((sent_on, handled_on));
     took.as_nanos() as f64 / n as f64
 }
 

@@ -56,7 +56,7 @@ pub fn runs<T>(times: usize, f: impl Fn() -> T) -> Result<Vec<T>, String> {
 /// case's rounds alike, and round `i` of two cases can be compared as a
 /// pair. A case that panics has failed (the panic is the reason) and is
 /// not run again; the others go on.
-pub fn interleaved<T>(times: usize, cases: &[&dyn Fn() -> T]) -> Vec<Result<Vec<T>, String>> {
+pub fn interleaved<T, F: Fn() -> T>(times: usize, cases: &[F]) -> Vec<Result<Vec<T>, String>> {
     let mut out: Vec<Result<Vec<T>, String>> = cases
         .iter()
         .map(|_| Ok(Vec::with_capacity(times)))

@@ -224,11 +224,7 @@ fn ask_table(rows: &[Row], n: u64, json: &mut JsonLines) {
     println!("| case | mean | p50 | p50 spread | p99 | time vs crossbeam |");
     println!("|---|---:|---:|---:|---:|---:|");
     let rows: Vec<(&Row, Latencies)> = rows.iter().filter_map(|r| Some((r, r.ask?))).collect();
-    let cases: Vec<Box<dyn Fn() -> Histogram<u64>>> = rows
-        .iter()
-        .map(|&(_, f)| Box::new(move || f(n)) as Box<dyn Fn() -> Histogram<u64>>)
-        .collect();
-    let cases: Vec<&dyn Fn() -> Histogram<u64>> = cases.iter().map(|c| &**c).collect();
+    let cases: Vec<_> = rows.iter().map(|&(_, f)| move || f(n)).collect();
     let mut floor: Option<Vec<f64>> = None;
     for ((row, _), result) in rows.iter().zip(interleaved(RUNS, &cases)) {
         let case = row.case("ask");
@@ -283,11 +279,7 @@ fn rate_table(
     println!("| case | {metric} | spread | ns per op | time vs crossbeam |");
     println!("|---|---:|---:|---:|---:|");
     let rows: Vec<(&Row, Rate)> = rows.iter().filter_map(|r| Some((r, pick(r)?))).collect();
-    let cases: Vec<Box<dyn Fn() -> f64>> = rows
-        .iter()
-        .map(|&(_, f)| Box::new(move || f(n)) as Box<dyn Fn() -> f64>)
-        .collect();
-    let cases: Vec<&dyn Fn() -> f64> = cases.iter().map(|c| &**c).collect();
+    let cases: Vec<_> = rows.iter().map(|&(_, f)| move || f(n)).collect();
     let mut floor: Option<Vec<f64>> = None;
     for ((row, _), result) in rows.iter().zip(interleaved(RUNS, &cases)) {
         let case = row.case(test);

@@ -2,7 +2,7 @@
 //! the next-to-run slot bounded, how it searches and sleeps, and what it
 //! does when a handler it runs blocks.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
@@ -65,14 +65,46 @@ pub(crate) fn slotted() -> u32 {
 }
 
 std::thread_local! {
-    static CURRENT: RefCell<Option<Rc<Local>>> = const { RefCell::new(None) };
+    /// The [`Local`] of the pool thread this is, while its loop runs;
+    /// null anywhere else ([`as_current`]). A raw pointer in a
+    /// constant-initialised `Cell`, which has no destructor to register or
+    /// check: reading it costs a load. It was a `RefCell<Option<Rc<_>>>`,
+    /// whose every lookup (a schedule from a handler, once per hop of a
+    /// chain of pooled actors) cost about fifty instructions.
+    static CURRENT: Cell<*const Local> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Runs `f` with `local` as this thread's current worker ([`current`]),
+/// and puts back whatever was current before, also when `f` unwinds.
+fn as_current<R>(local: &Local, f: impl FnOnce() -> R) -> R {
+    struct Restore(*const Local);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CURRENT.with(|c| c.replace(local)));
+    f()
+}
+
+/// This thread's current worker, if it is a pool thread inside its loop.
+#[inline(always)]
+fn current<R>(f: impl FnOnce(Option<&Local>) -> R) -> R {
+    let local = CURRENT.with(Cell::get);
+    // SAFETY: `CURRENT` is this thread's own, and is non-null only inside
+    // `as_current`, which set it to a `&Local` borrowed for the whole call
+    // and puts the previous value back before that borrow ends (also on an
+    // unwind). So a non-null pointer here points to a live `Local`, which
+    // this thread alone uses (`Local` is neither `Send` nor `Sync`), and
+    // which is only ever borrowed shared.
+    f(unsafe { local.as_ref() })
 }
 
 /// Puts `task` on a run queue of `shared`'s pool: the calling worker's
 /// next-to-run slot if it is one of this pool's threads (the actor a
 /// handler just sent to runs next), else the injector.
 pub(crate) fn schedule(shared: &Arc<Shared>, task: Task) {
-    let outside = CURRENT.with(|c| match &*c.borrow() {
+    let outside = current(|local| match local {
         Some(local) if Arc::ptr_eq(&local.shared, shared) => {
             local.push_lifo(task);
             SLOTTED.with(|n| n.set(n.get().wrapping_add(1)));
@@ -107,8 +139,8 @@ const LINGER_SPINS: u32 = 64;
 /// meanwhile (`run_loop::serve` releases it with each batch), so a
 /// `fast_send` to the actor does not wait for the linger.
 pub(crate) fn linger(shared: &Arc<Shared>, still_empty: impl Fn() -> bool) {
-    CURRENT.with(|c| {
-        let Some(local) = &*c.borrow() else {
+    current(|local| {
+        let Some(local) = local else {
             return;
         };
         if local.deque.is_none() || !Arc::ptr_eq(&local.shared, shared) {
@@ -178,8 +210,12 @@ fn start_spare(shared: &Arc<Shared>) {
 
 /// The loop of a worker or a spare.
 fn run(local: Rc<Local>) {
-    CURRENT.with(|c| *c.borrow_mut() = Some(Rc::clone(&local)));
-    blocking::set_hook(Some(Rc::clone(&local) as Rc<dyn BlockingHook>));
+    as_current(&local, || run_current(&local));
+}
+
+/// [`run`]'s loop, with `local` current.
+fn run_current(local: &Rc<Local>) {
+    blocking::set_hook(Some(Rc::clone(local) as Rc<dyn BlockingHook>));
     let budget = local.shared.config.budget.max(1);
     let mut lifo_streak = 0;
     let mut tick = 0u32;
@@ -199,7 +235,6 @@ fn run(local: Rc<Local>) {
         }
     }
     blocking::set_hook(None);
-    CURRENT.with(|c| *c.borrow_mut() = None);
 }
 
 impl Local {
@@ -661,13 +696,17 @@ mod tests {
             Some(local) => Arc::clone(&local.shared),
             None => worker(8, &task(), None).shared,
         };
-        CURRENT.with(|c| *c.borrow_mut() = local.map(Rc::new));
         let looked = Cell::new(0);
-        linger(&shared, || {
-            looked.set(looked.get() + 1);
-            fills_at != Some(looked.get())
-        });
-        CURRENT.with(|c| *c.borrow_mut() = None);
+        let look = || {
+            linger(&shared, || {
+                looked.set(looked.get() + 1);
+                fills_at != Some(looked.get())
+            })
+        };
+        match &local {
+            Some(local) => as_current(local, look),
+            None => look(),
+        }
         looked.get()
     }
 
@@ -723,11 +762,32 @@ mod tests {
         let before = slotted();
         schedule(&shared, task());
         assert_eq!(slotted(), before, "outside the pool: to the injector");
-        CURRENT.with(|c| *c.borrow_mut() = Some(Rc::new(local)));
-        schedule(&shared, task());
-        let counted = slotted();
-        CURRENT.with(|c| *c.borrow_mut() = None);
+        let counted = as_current(&local, || {
+            schedule(&shared, task());
+            slotted()
+        });
         assert_eq!(counted, before.wrapping_add(1), "into the slot: counted");
+    }
+
+    /// The current worker is this thread's only inside `as_current`, and
+    /// the one before comes back when it returns or unwinds (`current`'s
+    /// safety rests on it).
+    #[test]
+    fn the_current_worker_is_put_back_on_return_and_on_unwind() {
+        let is = |local: &Local| current(|c| c.is_some_and(|c| std::ptr::eq(c, local)));
+        let (outer, inner) = (free_worker(None), free_worker(None));
+        assert!(current(|c| c.is_none()));
+        as_current(&outer, || {
+            assert!(is(&outer));
+            as_current(&inner, || assert!(is(&inner)));
+            assert!(is(&outer), "the outer one is back after a return");
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                as_current(&inner, || panic!("a handler's panic"));
+            }));
+            assert!(unwound.is_err());
+            assert!(is(&outer), "and after an unwind");
+        });
+        assert!(current(|c| c.is_none()), "none once out");
     }
 
     #[test]

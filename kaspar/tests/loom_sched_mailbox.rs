@@ -83,6 +83,27 @@ fn worker(q: &PooledMailbox<(u8, u8)>, run: &RunQueue) -> Vec<(u8, u8)> {
     }
 }
 
+/// [`worker`] as a pooled actor drains: with `Mailbox::poll`, handing
+/// each batch on at once, so the batch has no room and a lone message
+/// comes back as itself (the compact queue's lone path) while two or more
+/// trade buffers.
+fn lone_worker(q: &PooledMailbox<(u8, u8)>, run: &RunQueue) -> Vec<(u8, u8)> {
+    let mut handled = Vec::new();
+    let mut batch = Vec::new();
+    loop {
+        loop {
+            match q.poll(&mut batch, 2) {
+                Ok(msg) => handled.push(msg),
+                Err(Poll::Got(_)) => handled.append(&mut std::mem::take(&mut batch)),
+                Err(Poll::Busy) => thread::yield_now(),
+                Err(Poll::Idle) => break,
+                Err(Poll::Closed) => return handled,
+            }
+        }
+        run.take();
+    }
+}
+
 fn two_producers_and_a_close(kind: MailboxKind) {
     model(move || {
         let run = Arc::new(RunQueue::default());
@@ -111,6 +132,13 @@ fn two_producers_and_a_close(kind: MailboxKind) {
 }
 
 fn one_producer_in_order(kind: MailboxKind) {
+    one_producer_in_order_with(kind, worker);
+}
+
+/// A model's worker: runs activations until closed; returns what it handled.
+type Drains = fn(&PooledMailbox<(u8, u8)>, &RunQueue) -> Vec<(u8, u8)>;
+
+fn one_producer_in_order_with(kind: MailboxKind, worker: Drains) {
     model(move || {
         let run = Arc::new(RunQueue::default());
         let q = {
@@ -178,4 +206,11 @@ fn bqueue_one_producer_keeps_its_order() {
 #[test]
 fn compact_one_producer_keeps_its_order() {
     one_producer_in_order(MailboxKind::Compact);
+}
+
+/// The same, drained as a pooled actor drains it (`lone_worker`): lone
+/// messages popped as themselves, the queue's buffer left where it is.
+#[test]
+fn compact_lone_messages_keep_their_order() {
+    one_producer_in_order_with(MailboxKind::Compact, lone_worker);
 }

@@ -279,6 +279,14 @@ fn handle_queued<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Ms
     class
 }
 
+/// [`serve`] for one message that came alone (a pooled drain's lone
+/// message, `Mailbox::poll`): under one hold of the lock, as a batch of one.
+#[inline]
+pub(crate) fn serve_lone<A: Actor>(cell: &Arc<ActorCell<A>>, msg: A::Msg) {
+    let held = cell.hold();
+    serve_one(cell, &held, msg);
+}
+
 /// Handles a drained batch under one lock acquisition.
 ///
 /// A message leaves `batch` only as it is served: should anything unwind

@@ -350,6 +350,22 @@ impl<T> Mailbox<T> {
         }
     }
 
+    /// [`poll_batch`](Self::poll_batch), except that a lone message may
+    /// come back as itself (`Ok`), with nothing appended to `out`: the
+    /// pooled default's way of sparing a single message's buffer a trip
+    /// to the batch and back (`CompactMpsc::poll`). The other kinds always
+    /// fill `out`.
+    #[inline]
+    // With `tracing`, the loops drain through `trace::Consumer`, which
+    // always batches.
+    #[cfg_attr(feature = "tracing", allow(dead_code))]
+    pub(crate) fn poll(&self, out: &mut Vec<T>, max: usize) -> Result<T, Polled> {
+        match self {
+            Mailbox::Compact(q) => q.poll(out, max),
+            _ => Err(self.poll_batch(out, max)),
+        }
+    }
+
     /// Refuses further pushes and wakes the consumer. Messages already
     /// accepted stay and are still popped.
     pub fn close(&self) {

@@ -191,6 +191,12 @@ impl<M> Consumer<'_, M> {
         split(popped, out);
         polled
     }
+
+    /// `Mailbox::poll`: here always a batch, so that every message's
+    /// cause goes through `split` as with `poll_batch`.
+    pub(crate) fn poll(&self, out: &mut Vec<M>, max: usize) -> Result<M, crate::mailbox::Polled> {
+        Err(self.poll_batch(out, max))
+    }
 }
 
 /// The batch a loop serves is as big as `max` allows (up to 4096, the run

@@ -241,8 +241,22 @@ fn activate<A: Actor>(
         let mut left = budget;
         loop {
             let asked = left.min(max_batch);
-            match mailbox.poll_batch(batch, asked) {
-                Polled::Got(n) => {
+            // A journaled actor records every message as a batch.
+            #[cfg(feature = "journal")]
+            let polled = match flight {
+                Some(_) => Err(mailbox.poll_batch(batch, asked)),
+                None => mailbox.poll(batch, asked),
+            };
+            #[cfg(not(feature = "journal"))]
+            let polled = mailbox.poll(batch, asked);
+            // Each arm reads the next-to-run slot's count before it serves.
+            let (n, slotted) = match polled {
+                Ok(msg) => {
+                    let slotted = worker::slotted();
+                    run_loop::serve_lone(cell, msg);
+                    (1, slotted)
+                }
+                Err(Polled::Got(n)) => {
                     #[cfg(feature = "journal")]
                     if let Some(flight) = flight {
                         crate::delivery::flight::serve_recorded(cell, flight, batch);
@@ -254,30 +268,31 @@ fn activate<A: Actor>(
                     }
                     let slotted = worker::slotted();
                     run_loop::serve(cell, batch);
-                    left = left.saturating_sub(n);
-                    if left == 0 {
-                        return Ran::Again;
-                    }
-                    if n < asked && worker::slotted() == slotted {
-                        // The poll drained the queue, and the batch put no
-                        // actor in this worker's next-to-run slot: with
-                        // nothing else to run, wait a moment for the next
-                        // message before going idle (`worker::linger`).
-                        worker::linger(pool, || own.is_empty());
-                    }
+                    (n, slotted)
                 }
-                Polled::Idle => return Ran::Idle,
-                Polled::Busy => {
+                Err(Polled::Idle) => return Ran::Idle,
+                Err(Polled::Busy) => {
                     // A push reserved its slot and has yet to write it:
                     // give its thread the core before this one comes back.
                     std::thread::yield_now();
                     return Ran::Again;
                 }
-                Polled::Closed => {
+                Err(Polled::Closed) => {
                     let held = cell.hold();
                     run_loop::stop_under(cell, &held);
                     return Ran::Done;
                 }
+            };
+            left = left.saturating_sub(n);
+            if left == 0 {
+                return Ran::Again;
+            }
+            if n < asked && worker::slotted() == slotted {
+                // The poll drained the queue, and what it served put no
+                // actor in this worker's next-to-run slot: with nothing
+                // else to run, wait a moment for the next message before
+                // going idle (`worker::linger`).
+                worker::linger(pool, || own.is_empty());
             }
         }
     }));

@@ -23,6 +23,15 @@ pub enum Poll {
     Closed,
 }
 
+fn poll_of(polled: Polled) -> Poll {
+    match polled {
+        Polled::Got(n) => Poll::Got(n),
+        Polled::Idle => Poll::Idle,
+        Polled::Busy => Poll::Busy,
+        Polled::Closed => Poll::Closed,
+    }
+}
+
 struct Hook(Box<dyn Fn() + Send + Sync>);
 
 impl Schedule for Hook {
@@ -64,12 +73,12 @@ impl<T> PooledMailbox<T> {
 
     /// `Mailbox::poll_batch`: the activation's drain.
     pub fn poll_batch(&self, out: &mut Vec<T>, max: usize) -> Poll {
-        match self.0.poll_batch(out, max) {
-            Polled::Got(n) => Poll::Got(n),
-            Polled::Idle => Poll::Idle,
-            Polled::Busy => Poll::Busy,
-            Polled::Closed => Poll::Closed,
-        }
+        poll_of(self.0.poll_batch(out, max))
+    }
+
+    /// `Mailbox::poll`: the pooled actor's drain, a lone message as itself.
+    pub fn poll(&self, out: &mut Vec<T>, max: usize) -> Result<T, Poll> {
+        self.0.poll(out, max).map_err(poll_of)
     }
 
     /// `Mailbox::close`.

@@ -291,18 +291,58 @@ impl<T> CompactMpsc<T> {
     /// queue non-empty (or `close`) takes it and schedules the consumer,
     /// exactly once (C2).
     pub(crate) fn poll_batch(&self, out: &mut Vec<T>, max: usize) -> Polled {
+        match self.drain(out, max, false) {
+            Ok(msg) => {
+                // Not reached: asked for batches only.
+                out.push(msg);
+                Polled::Got(1)
+            }
+            Err(polled) => polled,
+        }
+    }
+
+    /// [`poll_batch`](Self::poll_batch), except that a lone queued message
+    /// comes back as itself (`Ok`) when `out` is empty and has no room:
+    /// the steady state of an actor that gets a message at a time, whose
+    /// one buffer is the queue's (the trade, below). It is popped under
+    /// the lock and the buffer stays where it is, where the trade would
+    /// have moved it to the batch and back (two conversions between
+    /// `VecDeque` and `Vec`, about fifty instructions).
+    #[inline]
+    // With `tracing`, the loops drain through `trace::Consumer`, which
+    // always batches.
+    #[cfg_attr(feature = "tracing", allow(dead_code))]
+    pub(crate) fn poll(&self, out: &mut Vec<T>, max: usize) -> Result<T, Polled> {
+        self.drain(out, max, true)
+    }
+
+    /// [`poll`](Self::poll), taking a lone message as itself only if
+    /// `lone`.
+    #[inline(always)]
+    fn drain(&self, out: &mut Vec<T>, max: usize, lone: bool) -> Result<T, Polled> {
         let n = self.take_spilled(out, max.max(1));
         if n > 0 {
-            return Polled::Got(n);
+            return Err(Polled::Got(n));
         }
         let mut held = self.lock();
         debug_assert!(
             held.flags & SLEEPING == 0,
             "a pooled consumer runs only while awake"
         );
-        if held.queue(|q| !q.is_empty()) {
-            return Polled::Got(take(held, out, max.max(1)));
+        let len = held.queue(|q| q.len());
+        if lone && len == 1 && out.capacity() == 0 {
+            if let Some(msg) = held.queue(VecDeque::pop_front) {
+                return Ok(msg);
+            }
         }
+        if len > 0 {
+            return Err(Polled::Got(take(held, out, max.max(1))));
+        }
+        Err(self.go_idle(held, out))
+    }
+
+    /// `poll`'s end on an empty queue: closed and drained, or idle.
+    fn go_idle(&self, mut held: Held<'_, T>, out: &mut Vec<T>) -> Polled {
         if held.flags & CLOSED != 0 {
             return Polled::Closed;
         }
@@ -425,6 +465,19 @@ impl<T> CompactMpsc<T> {
     #[cfg(test)]
     fn room(&self) -> usize {
         self.lock().queue(|q| q.capacity())
+    }
+
+    /// Where the buffer the queue holds now starts, if it holds one of a
+    /// slot (tests of the lone path).
+    #[cfg(test)]
+    fn slot_buffer(&self) -> Option<usize> {
+        self.lock().queue(|q| {
+            (q.capacity() == 1).then(|| {
+                let (front, back) = q.as_slices();
+                debug_assert!(back.is_empty());
+                front.as_ptr() as usize
+            })
+        })
     }
 }
 

@@ -80,6 +80,40 @@ fn fed_between_activations_it_cycles_one_buffer() {
     }
 }
 
+/// `poll`, the pooled actor's drain: a lone message comes back as itself
+/// while the batch has no room, and the queue keeps its one buffer (no
+/// trade); the idle poll leaves it there. Two messages, or a batch with
+/// room, go the batch's way.
+#[test]
+fn a_lone_message_is_polled_as_itself_and_its_buffer_stays() {
+    let q = CompactMpsc::new();
+    let mut batch: Vec<u64> = Vec::new();
+    q.push(0).unwrap();
+    let buffer = q.slot_buffer().expect("one slot");
+    for round in 0..10 {
+        assert_eq!(q.poll(&mut batch, 8), Ok(round), "round {round}");
+        assert_eq!(batch.capacity(), 0, "round {round}: nothing in the batch");
+        assert_eq!(q.room(), 1, "round {round}: the queue kept its buffer");
+        assert_eq!(q.poll(&mut batch, 8), Err(Polled::Idle));
+        assert_eq!(q.room(), 1, "round {round}: and keeps it while idle");
+        q.push(round + 1).unwrap();
+        assert_eq!(q.wakeups(), round + 1, "one wake-up per idle period");
+        assert_eq!(q.slot_buffer(), Some(buffer), "round {round}: a new buffer");
+    }
+    // Two queued: a batch, traded as `poll_batch` does.
+    q.push(11).unwrap();
+    assert_eq!(q.poll(&mut batch, 8), Err(Polled::Got(2)));
+    assert_eq!(batch, [10, 11]);
+    // One queued, but the batch has room: it goes there.
+    batch.clear();
+    q.push(12).unwrap();
+    assert_eq!(q.poll(&mut batch, 8), Err(Polled::Got(1)));
+    assert_eq!(batch, [12]);
+    batch.clear();
+    q.close();
+    assert_eq!(q.poll(&mut batch, 8), Err(Polled::Closed));
+}
+
 /// A push while the batch is out makes a second buffer once; from then on
 /// the two trade places.
 #[test]

@@ -44,7 +44,11 @@
 //! (O(1), nothing moved under the lock), and a consumer going idle with
 //! no buffer in the queue hands its emptied batch back. So an idle actor
 //! whose messages come one activation at a time holds one small buffer;
-//! a burst's room past `KEEP_IDLE` slots is freed when it goes idle.
+//! a burst's room past `KEEP_IDLE` slots is freed when it goes idle. The
+//! pooled actor's own drain ([`poll`](CompactMpsc::poll)) goes one step
+//! further for such an actor: a lone message, with a batch that has no
+//! room, is popped under the lock and served alone, and the buffer stays
+//! in the queue, where the trade would have moved it out and back.
 //!
 //! A drain that finds more queued than it may take (a stream, or a burst)
 //! takes the whole queue anyway, into the consumer's `spill`, and hands it

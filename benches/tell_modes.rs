@@ -14,12 +14,18 @@
 //! This bench is the probe that showed it, kept so the finding can be
 //! checked on another machine or after a change.
 //!
+//! A second table times the consumer alone: the stream is sent while the
+//! actor's handler (and crossbeam's receiving thread) sleeps, and the
+//! drain of the whole backlog is timed from its waking to the last
+//! message. A round whose sends had not ended when the consumer woke is
+//! not counted.
+//!
 //! `cargo bench --bench tell_modes [-- --quick]`. Prints a row per round
 //! and a summary per mode, and writes `target/kaspar-bench/tell_modes.jsonl`
 //! (`table` = `tell_modes`). CPU numbers come from `sched_getcpu` (Linux;
 //! elsewhere the columns read `-`).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
 use kaspar_suite::bench;
@@ -34,12 +40,18 @@ const BEHIND_SHARE: u64 = 20;
 
 pub struct Tell(pub u64);
 pub struct Finish;
+/// Sleep this long, then note the time: the drain starts.
+pub struct Nap(pub Duration);
+/// How long since the nap ended, and when it ended.
+pub struct Drained;
 
-/// The sum of what it was told, and the CPU of every sampled message.
+/// The sum of what it was told, the CPU of every sampled message, and when
+/// its last nap ended.
 #[actor]
 pub struct Counter {
     total: u64,
     cpus: Vec<Option<usize>>,
+    woke: Option<Instant>,
 }
 
 #[actor]
@@ -56,6 +68,24 @@ impl Counter {
     fn finish(&mut self, _msg: Finish, _ctx: &mut Ctx<Self>) -> (u64, Vec<Option<usize>>) {
         (self.total, std::mem::take(&mut self.cpus))
     }
+
+    #[handler(Nap)]
+    fn nap(&mut self, msg: Nap, _ctx: &mut Ctx<Self>) {
+        std::thread::sleep(msg.0);
+        self.woke = Some(Instant::now());
+    }
+
+    #[handler(Drained)]
+    fn drained(&mut self, _msg: Drained, _ctx: &mut Ctx<Self>) -> (u64, Duration, Instant) {
+        let woke = self.woke.expect("a nap came first");
+        (self.total, woke.elapsed(), woke)
+    }
+}
+
+/// How long the consumer sleeps while `n` tells are sent: well past the
+/// sends (about 20-40 ns each on the dev VM).
+fn nap_for(n: u64) -> Duration {
+    Duration::from_millis(100 + n / 5_000)
 }
 
 /// The CPU this thread runs on now.
@@ -111,6 +141,7 @@ fn pooled_round(n: u64) -> Round {
         .spawn(Counter {
             total: 0,
             cpus: Vec::new(),
+            woke: None,
         })
         .pooled()
         .start();
@@ -186,6 +217,116 @@ fn crossbeam_round(n: u64) -> f64 {
     let handled_on = consumer.join().unwrap();
     std::hint::black_box((sent_on, handled_on));
     took.as_nanos() as f64 / n as f64
+}
+
+/// The pooled consumer alone: `n` tells sent while its handler sleeps,
+/// then the backlog's drain timed from its waking to the last message, ns
+/// a message. `None` if the sends had not ended when it woke.
+fn pooled_drain(n: u64) -> Option<f64> {
+    let system = System::new();
+    let counter = system
+        .spawn(Counter {
+            total: 0,
+            cpus: Vec::new(),
+            woke: None,
+        })
+        .pooled()
+        .start();
+    counter.send(Nap(nap_for(n))).unwrap();
+    for i in 0..n {
+        counter.send(Tell(i)).unwrap();
+    }
+    let sent = Instant::now();
+    let (total, took, woke) = counter.ask(Drained).unwrap().wait().unwrap();
+    assert_eq!(total, n * n.saturating_sub(1) / 2, "a tell was lost");
+    system.shutdown();
+    (sent <= woke).then(|| took.as_nanos() as f64 / n as f64)
+}
+
+/// crossbeam-channel's consumer alone, the same way: its receiving thread
+/// sleeps while the stream is sent, then drains it.
+fn crossbeam_drain(n: u64) -> Option<f64> {
+    enum Req {
+        Tell(u64),
+        Drained,
+    }
+    let (tx, rx) = crossbeam_channel::unbounded::<Req>();
+    let (done_tx, done) = crossbeam_channel::bounded::<(u64, Duration, Instant)>(1);
+    let nap = nap_for(n);
+    let consumer = std::thread::spawn(move || {
+        std::thread::sleep(nap);
+        let woke = Instant::now();
+        let mut total = 0u64;
+        while let Ok(req) = rx.recv() {
+            match req {
+                Req::Tell(x) => total += x,
+                Req::Drained => done_tx.send((total, woke.elapsed(), woke)).unwrap(),
+            }
+        }
+    });
+    for i in 0..n {
+        tx.send(Req::Tell(i)).unwrap();
+    }
+    let sent = Instant::now();
+    tx.send(Req::Drained).unwrap();
+    let (total, took, woke) = done.recv().unwrap();
+    assert_eq!(total, n * n.saturating_sub(1) / 2, "a message was lost");
+    drop(tx);
+    consumer.join().unwrap();
+    (sent <= woke).then(|| took.as_nanos() as f64 / n as f64)
+}
+
+/// The drain table: `rounds` rounds, crossbeam's then the pool's.
+fn drains(rounds: usize, n: u64, json: &mut bench::JsonLines) {
+    println!(
+        "\n### The consumer alone\n\n{n} tells sent while the consumer sleeps ({} ms), then \
+         the backlog drained: ns a message from its waking to the last one. `-`: the sends \
+         had not ended when it woke (not counted).\n",
+        nap_for(n).as_millis()
+    );
+    println!("| round | crossbeam drain ns/msg | pool drain ns/msg | pool / crossbeam |");
+    println!("|---:|---:|---:|---:|");
+    let (mut pool_ns, mut crossbeam_ns, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..rounds {
+        let cb = crossbeam_drain(n);
+        let pool = pooled_drain(n);
+        let ratio = pool.zip(cb).map(|(p, c)| p / c);
+        pool_ns.extend(pool);
+        crossbeam_ns.extend(cb);
+        ratios.extend(ratio);
+        let show = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"));
+        let ratio = ratio.map_or_else(|| "-".to_string(), |v| format!("{v:.2}x"));
+        println!("| {} | {} | {} | {ratio} |", r + 1, show(cb), show(pool));
+    }
+    if ratios.is_empty() {
+        println!(
+            "
+No round counted."
+        );
+        return;
+    }
+    let pool = bench::median(&mut pool_ns);
+    let crossbeam = bench::median(&mut crossbeam_ns);
+    let ratio = bench::median(&mut ratios);
+    println!(
+        "\nMedian drain: pool {pool:.1} ns/msg, crossbeam {crossbeam:.1}; median of the \
+         rounds' ratios {ratio:.2}x."
+    );
+    json.record("tell_modes", "pool/drain", "ns_per_msg_median", pool, "ns");
+    json.record(
+        "tell_modes",
+        "crossbeam/drain",
+        "ns_per_msg_median",
+        crossbeam,
+        "ns",
+    );
+    json.record(
+        "tell_modes",
+        "pool/drain",
+        "time_vs_crossbeam_median",
+        ratio,
+        "x",
+    );
 }
 
 fn or_dash<T: ToString>(v: Option<T>) -> String {
@@ -289,6 +430,7 @@ fn main() {
         behind_crossbeam as f64,
         "rounds",
     );
+    drains(if quick { 3 } else { 8 }, n, &mut json);
     let path = json.write();
     println!("\nJSON lines: {}", path.display());
 }

@@ -295,7 +295,7 @@ impl<T> CompactMpsc<T> {
     /// queue non-empty (or `close`) takes it and schedules the consumer,
     /// exactly once (C2).
     pub(crate) fn poll_batch(&self, out: &mut Vec<T>, max: usize) -> Polled {
-        match self.drain(out, max, false) {
+        match self.poll_with(out, max, false) {
             Ok(msg) => {
                 // Not reached: asked for batches only.
                 out.push(msg);
@@ -317,13 +317,13 @@ impl<T> CompactMpsc<T> {
     // always batches.
     #[cfg_attr(feature = "tracing", allow(dead_code))]
     pub(crate) fn poll(&self, out: &mut Vec<T>, max: usize) -> Result<T, Polled> {
-        self.drain(out, max, true)
+        self.poll_with(out, max, true)
     }
 
     /// [`poll`](Self::poll), taking a lone message as itself only if
     /// `lone`.
     #[inline(always)]
-    fn drain(&self, out: &mut Vec<T>, max: usize, lone: bool) -> Result<T, Polled> {
+    fn poll_with(&self, out: &mut Vec<T>, max: usize, lone: bool) -> Result<T, Polled> {
         let n = self.take_spilled(out, max.max(1));
         if n > 0 {
             return Err(Polled::Got(n));

@@ -135,16 +135,21 @@ impl Round {
     }
 }
 
-fn pooled_round(n: u64) -> Round {
-    let system = System::new();
-    let counter = system
+/// A fresh pooled counter in `system`.
+fn pooled_counter(system: &System) -> Addr<Counter> {
+    system
         .spawn(Counter {
             total: 0,
             cpus: Vec::new(),
             woke: None,
         })
         .pooled()
-        .start();
+        .start()
+}
+
+fn pooled_round(n: u64) -> Round {
+    let system = System::new();
+    let counter = pooled_counter(&system);
     let mut sent_on = Vec::with_capacity((n / SAMPLE_EVERY + 1) as usize);
     let switched = involuntary_switches();
     let start = Instant::now();
@@ -224,14 +229,7 @@ fn crossbeam_round(n: u64) -> f64 {
 /// a message. `None` if the sends had not ended when it woke.
 fn pooled_drain(n: u64) -> Option<f64> {
     let system = System::new();
-    let counter = system
-        .spawn(Counter {
-            total: 0,
-            cpus: Vec::new(),
-            woke: None,
-        })
-        .pooled()
-        .start();
+    let counter = pooled_counter(&system);
     counter.send(Nap(nap_for(n))).unwrap();
     for i in 0..n {
         counter.send(Tell(i)).unwrap();

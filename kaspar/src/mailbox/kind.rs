@@ -57,7 +57,7 @@ pub enum MailboxKind {
     /// length and flags ([`CompactMpsc`](super::CompactMpsc)): a push is
     /// one compare-and-swap and one store; nothing is allocated until a
     /// message arrives, and a burst's room is freed when the consumer next
-    /// finds it empty. The queue is 144 bytes (its producers' half and its
+    /// finds it empty. The queue is 120 bytes (its producers' half and its
     /// consumer's a cache line apart), and the only kind kept
     /// inline in an actor's cell: the pooled default.
     Compact,

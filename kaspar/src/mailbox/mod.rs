@@ -57,7 +57,7 @@
 //!   until a message arrives and gives a burst's room back when its
 //!   consumer goes idle, which is why a pooled actor gets it by default
 //!   ([`MailboxKind::POOLED`]); it is the one kind kept inline in the
-//!   actor's cell (144 bytes: its producers' half and its consumer's are
+//!   actor's cell (120 bytes: its producers' half and its consumer's are
 //!   a cache line apart). Its producers and consumer take turns on
 //!   one word, so its fan-in p99 trails the lock-free kinds'; a consumer
 //!   that falls behind takes the whole queue in one swap and works

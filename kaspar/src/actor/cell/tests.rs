@@ -347,6 +347,12 @@ fn what_the_lock_holder_writes_is_a_cache_line_away_from_what_senders_touch() {
         "high water at {high_water}, pushes write up to {pushes_end}, the consumer \
          from {consumer}, holder's fields at {holder}"
     );
+    // The enums around the queue keep their tag in its padding's niche.
+    assert_eq!(
+        size_of::<Inbox<Queued<Ping>>>(),
+        size_of::<crate::mailbox::CompactMpsc<Queued<Ping>>>(),
+        "the inbox costs no word beyond its compact queue"
+    );
     // Nothing in the cell asks for more than a word's alignment: no
     // padding to 128-byte lines (the lock-free queues keep theirs, boxed).
     assert!(std::mem::align_of::<Cell>() <= 16);

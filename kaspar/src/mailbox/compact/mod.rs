@@ -10,7 +10,7 @@
 //! publishing the new length at once), the shape of a lock-free queue's
 //! push; and the whole queue is a word, a `VecDeque`, the wake-up and the
 //! consumer's spill, that last half at least a cache line from the
-//! producers' (144 bytes, as many as that queue's).
+//! producers' (120 bytes, where that queue is 144).
 //!
 //! Algorithm. `word` is `len << SHIFT | CLOSED | SLEEPING | LOCKED`.
 //! Whoever holds the lock (a producer pushing, the consumer draining or
@@ -52,8 +52,9 @@
 //!
 //! A drain that finds more queued than it may take (a stream, or a burst)
 //! takes the whole queue anyway, into the consumer's `spill`, and hands it
-//! out from there without the lock (the `spill` module, C4 and C5). Its
-//! buffer is freed when the consumer goes idle.
+//! out from there without the lock (the `spill` module, C4 and C5). The
+//! spill is boxed and made by the busy period's first deep drain; it is
+//! freed, buffer and box, when the consumer goes idle.
 
 use std::collections::VecDeque;
 use std::mem;
@@ -104,12 +105,13 @@ pub struct CompactMpsc<T> {
     /// Only the holder of `LOCKED` touches it (C1).
     queue: UnsafeCell<VecDeque<T>>,
     pub(super) wake: Wake,
-    _apart: [u8; APART],
+    _apart: [Gap; APART],
     /// `spilled << SPILL_SHIFT | ROOM | CONSUMING` (the `spill` module).
     drain: AtomicUsize,
-    /// Messages a deep drain took from the queue and has yet to hand out;
-    /// only the holder of `CONSUMING` touches it (C4).
-    spill: UnsafeCell<VecDeque<T>>,
+    /// Messages a deep drain took from the queue and has yet to hand out,
+    /// boxed while the consumer is busy (the `spill` module); only the
+    /// holder of `CONSUMING` touches it (C4).
+    spill: UnsafeCell<spill::Room<T>>,
 }
 
 /// Padding after the wake-up, so that the consumer's first byte is at
@@ -117,6 +119,16 @@ pub struct CompactMpsc<T> {
 const APART: usize = 63usize
     .saturating_sub(std::mem::size_of::<Wake>())
     .next_multiple_of(8);
+
+/// A byte of that padding: one valid value, so the padding is a niche in
+/// which the enums around the queue (`Mailbox`, the cell's `Inbox`) keep
+/// their tag, where a `u8` would leave them a word of their own. A test
+/// checks that they do.
+#[derive(Clone, Copy)]
+#[repr(u8)]
+enum Gap {
+    Zero = 0,
+}
 
 #[cfg(not(loom))]
 const _: () = {
@@ -188,9 +200,9 @@ impl<T> CompactMpsc<T> {
             word: AtomicUsize::new(0),
             queue: UnsafeCell::new(VecDeque::new()),
             drain: AtomicUsize::new(0),
-            spill: UnsafeCell::new(VecDeque::new()),
+            spill: UnsafeCell::new(None),
             wake: Wake::default(),
-            _apart: [0; APART],
+            _apart: [Gap::Zero; APART],
         }
     }
 
@@ -494,7 +506,8 @@ impl<T> CompactMpsc<T> {
 /// second moves messages (outside the lock) only if the deque had wrapped.
 /// When more are queued than fit, the queue's buffer trades with the
 /// spill's instead, and the first `max` are handed out of the spill after
-/// the lock is released (C5).
+/// the lock is released (C5); if the spill has no box yet, the first `max`
+/// move under the lock and the box is made after it.
 #[inline]
 fn take<T>(mut held: Held<'_, T>, out: &mut Vec<T>, max: usize) -> usize {
     let len = held.queue(|q| q.len());
@@ -511,6 +524,14 @@ fn take<T>(mut held: Held<'_, T>, out: &mut Vec<T>, max: usize) -> usize {
             if held.queue(|q| spill.fill(q)) {
                 drop(held);
                 return spill.take(out, max);
+            }
+            if !spill.has_room() {
+                // The busy period's first deep drain: `max` the old way,
+                // and the spill's box made with the lock released.
+                let n = held.queue(|q| move_front(q, out, max));
+                drop(held);
+                spill.make_room();
+                return n;
             }
         }
     }

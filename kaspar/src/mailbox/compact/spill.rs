@@ -11,6 +11,13 @@
 //! This is the note's drain-side batching: the consumer pays for a batch,
 //! not for each message, and never in the producers' critical section.
 //!
+//! The spill's deque is boxed, made by the first deep drain of a busy
+//! period and freed with its buffer when the consumer goes idle: inline,
+//! its 32 bytes stayed in every idle actor's cell. That first deep drain
+//! finds no box and does not make one under the lock: it moves its `max`
+//! messages out the old way and makes the box after releasing the lock,
+//! so the next deep drain trades into it.
+//!
 //! Invariants (each `unsafe` block names the one it relies on):
 //! * **C4 (one drain at a time).** `spill` is touched only by the holder of
 //!   `CONSUMING` in `drain`, taken with an `Acquire` compare-and-swap and
@@ -21,7 +28,7 @@
 //!   whole queue, and only while the spill is empty; a drain hands out the
 //!   spill before it looks at the queue. So the consumer sees each
 //!   producer's messages in push order. The releasing store publishes the
-//!   spill's length (`drain >> SPILL_SHIFT`) and whether it holds a buffer
+//!   spill's length (`drain >> SPILL_SHIFT`) and whether it has its box
 //!   (`ROOM`), which the drain reads without the token to skip the spill
 //!   when it is empty (its own last store, so never stale for the one
 //!   consumer) and `len` adds to the queue's.
@@ -32,9 +39,12 @@ use std::mem;
 use super::{move_front, CompactMpsc};
 use crate::base::sync::Ordering;
 
+/// The spill's storage: its deque, boxed, while the consumer is busy.
+pub(super) type Room<T> = Option<Box<VecDeque<T>>>;
+
 /// A drain holds the spill (C4).
 pub(super) const CONSUMING: usize = 1;
-/// The spill holds a buffer (empty or not): going idle frees it.
+/// The spill has its box (its deque, empty or not): going idle frees it.
 pub(super) const ROOM: usize = 2;
 /// `drain >> SPILL_SHIFT` is the spill's length as of the last release.
 pub(super) const SPILL_SHIFT: u32 = 2;
@@ -67,7 +77,7 @@ impl<T> CompactMpsc<T> {
         self.drain.load(Ordering::Relaxed) >> SPILL_SHIFT
     }
 
-    /// Whether the spill holds a buffer, as of the last drain's release.
+    /// Whether the spill has its box, as of the last drain's release.
     #[inline(always)]
     pub(super) fn spill_has_room(&self) -> bool {
         self.drain.load(Ordering::Relaxed) & ROOM != 0
@@ -94,8 +104,8 @@ impl<T> CompactMpsc<T> {
         }
     }
 
-    /// Frees the spill's buffer if the spill is empty and no other drain
-    /// holds it: a consumer going idle keeps no spill.
+    /// Frees the spill's box and buffer if the spill is empty and no other
+    /// drain holds it: a consumer going idle keeps no spill.
     #[cold]
     #[inline(never)]
     pub(super) fn free_spill_room(&self) {
@@ -107,7 +117,7 @@ impl<T> CompactMpsc<T> {
 
 impl<T> Spill<'_, T> {
     #[inline(always)]
-    pub(super) fn with<R>(&mut self, f: impl FnOnce(&mut VecDeque<T>) -> R) -> R {
+    pub(super) fn with<R>(&mut self, f: impl FnOnce(&mut Room<T>) -> R) -> R {
         // SAFETY: C4: we hold `CONSUMING` until `drop`, and `&mut self`
         // keeps this the only borrow of the spill meanwhile.
         self.q.spill.with_mut(|p| f(unsafe { &mut *p }))
@@ -115,15 +125,17 @@ impl<T> Spill<'_, T> {
 
     /// Moves up to `max` messages from the front of the spill into `out`.
     pub(super) fn take(&mut self, out: &mut Vec<T>, max: usize) -> usize {
-        self.with(|s| move_front(s, out, max))
+        self.with(|s| s.as_deref_mut().map_or(0, |s| move_front(s, out, max)))
     }
 
     /// Trades the whole of `queue` (held under the queue's lock) for the
     /// spill's empty buffer, and publishes the new length at once, so that
     /// `len` never misses the messages in between. Hands `queue` back
-    /// untouched if the spill is not empty (only when two threads drain).
+    /// untouched if the spill has no box yet (the caller makes one once
+    /// the lock is released) or is not empty (only when two threads drain).
     pub(super) fn fill(&mut self, queue: &mut VecDeque<T>) -> bool {
         let n = self.with(|s| {
+            let s = s.as_deref_mut()?;
             if !s.is_empty() {
                 return None;
             }
@@ -139,14 +151,29 @@ impl<T> Spill<'_, T> {
         true
     }
 
-    /// Takes the spill's buffer out if the spill is empty (an unallocated
-    /// one otherwise), to be freed by the caller.
-    pub(super) fn give_up_room(&mut self) -> VecDeque<T> {
+    /// Whether the spill has its box.
+    pub(super) fn has_room(&mut self) -> bool {
+        self.with(|s| s.is_some())
+    }
+
+    /// Gives the spill its box, empty, for the next deep drain to trade
+    /// into. Called without the queue's lock: this allocates.
+    pub(super) fn make_room(&mut self) {
         self.with(|s| {
-            if s.is_empty() {
-                mem::take(s)
+            if s.is_none() {
+                *s = Some(Box::default());
+            }
+        });
+    }
+
+    /// Takes the spill's box out if the spill is empty (none otherwise),
+    /// to be freed by the caller.
+    pub(super) fn give_up_room(&mut self) -> Room<T> {
+        self.with(|s| {
+            if s.as_deref().is_some_and(VecDeque::is_empty) {
+                s.take()
             } else {
-                VecDeque::new()
+                None
             }
         })
     }
@@ -155,7 +182,7 @@ impl<T> Spill<'_, T> {
 impl<T> Drop for Spill<'_, T> {
     #[inline]
     fn drop(&mut self) {
-        let (len, room) = self.with(|s| (s.len(), s.capacity() > 0));
+        let (len, room) = self.with(|s| s.as_deref().map_or((0, false), |s| (s.len(), true)));
         // Release: what we did to the spill happens-before the next
         // holder's Acquire (C4).
         self.q.drain.store(

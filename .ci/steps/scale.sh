@@ -16,7 +16,7 @@ cargo bench --bench scale -- --quick
 
 fail=0
 for row in thread/spawn:ns_per_actor thread/spawn:bytes_per_actor \
-    pool/spawn:ns_per_actor pool/spawn:bytes_per_actor \
+    pool/spawn:ns_per_actor pool/spawn:bytes_per_actor pool/spawn:state_bytes \
     pool/100k:spawn_s pool/100k:send_s pool/100k:rss_mib pool/100k:shutdown_s; do
     case=${row%%:*}
     metric=${row#*:}

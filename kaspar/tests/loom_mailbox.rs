@@ -429,15 +429,21 @@ fn compact_parked_consumer_is_woken_by_each_push() {
 /// A drain that may take one finds two queued: it takes both into its
 /// spill and hands them out from there, first, while the producer goes on
 /// to `close` (C4, C5). Nothing is lost or reordered, and the consumer
-/// that parks meanwhile is woken.
+/// that parks meanwhile is woken. The spill's room is made by the busy
+/// period's first deep drain, before the race: `(1, 0)` is taken the old
+/// way and `(1, 1)` waits in the queue, so the racing drains spill.
 #[test]
 fn compact_deep_drain_spills_in_order() {
     model(|| {
         let q = Arc::new(Mailbox::new(MailboxKind::Compact));
+        q.push((1, 0)).unwrap();
+        q.push((1, 1)).unwrap();
+        let mut out = Vec::new();
+        assert_eq!(q.try_pop_batch(&mut out, 1), 1);
         let producer = produce(&q, 2, Then::Close);
-        let out = drain_all(|out| q.pop_batch(out, 1, IdleWait::Park));
+        out.extend(drain_all(|out| q.pop_batch(out, 1, IdleWait::Park)));
         producer.join().unwrap();
-        assert_per_producer_fifo(&out, 1, 2);
+        assert_per_producer_fifo(&out, 2, 2);
         assert_eq!(q.len(), 0);
     });
 }

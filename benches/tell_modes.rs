@@ -7,7 +7,8 @@
 //!
 //! Why: the peers table reports a median of five rounds, and the pooled
 //! tell's ratio to crossbeam swings between runs. Seen round by round, the
-//! rounds fall in modes (the book's "Serving the spill where it lies"):
+//! rounds fall in modes (the book's chapter "A stream into one pooled
+//! actor", its section "Serving the spill where it lies"):
 //! the consumer *behind* (a deep queue; the producer's sends fast), the
 //! consumer *caught up* (a shallow queue; the sends themselves slower),
 //! and now and then rounds several times slower whose cause is not known.

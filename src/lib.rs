@@ -41,6 +41,8 @@ mod guide {
     // being worked on.
     #[doc = include_str!("../book/src/threads-groups-pool.md")]
     pub mod threads_groups_pool {}
+    #[doc = include_str!("../book/src/pool-streams.md")]
+    pub mod pool_streams {}
 
     // Likewise the chapter on metrics, whose samples need kaspar's
     // `metrics` feature and the Prometheus exporter: compiled with this

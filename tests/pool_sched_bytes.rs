@@ -5,13 +5,13 @@
 //! test function: the count is process-wide.
 //!
 //! The design's aim is 512 bytes, and this test holds it: on x86-64, for
-//! an 8-byte state, 440 (it was 2,107 before the cell's layout was
-//! reworked). Where they are: the cell, 320 with its reference counts (its
+//! an 8-byte state, 424 (it was 2,107 before the cell's layout was
+//! reworked). Where they are: the cell, 304 with its reference counts (its
 //! `CompactMpsc` mailbox 120 of that: the consumer's spill is one pointer
 //! until a deep drain needs room, and the padding that keeps the
 //! consumer's half a cache line from the producers' is a niche where the
-//! mailbox keeps its tag);
-//! the actor's lock, 40; the pool's
+//! mailbox keeps its tag; its boxed counters and latency table one
+//! pointer each until used); the actor's lock, 40; the pool's
 //! hook, 72 (with the `journal` feature this suite builds with); its slot
 //! in the pool's member list, 16; the spent start-up box is freed by the
 //! first activation. Counted once the first activations have run: an

@@ -18,7 +18,9 @@
 //! rarely between the two (`ActorCell`'s layout), so that a handled
 //! message does not take the line a sender reads the high-water mark from.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+
+use once_cell::race::OnceBox;
 
 use crate::base::latency::Latencies;
 use crate::base::sync::{AtomicU64, Ordering::Relaxed};
@@ -90,7 +92,7 @@ impl LockedCounters {
 #[repr(C)]
 pub(crate) struct SharedCounters {
     pub(crate) mailbox_high_water: AtomicU64,
-    rare: OnceLock<Box<[AtomicU64; Rare::COUNT]>>,
+    rare: OnceBox<[AtomicU64; Rare::COUNT]>,
 }
 
 /// A counter of refusals and fallbacks, in [`SharedCounters`].
@@ -171,9 +173,10 @@ pub(crate) struct Stats {
     pub(crate) shared: SharedCounters,
     /// Handler service times per class, once the actor was spawned with
     /// `record_latency(true)`. Set once by the spawner, which may be after
-    /// the address is out (`System::prepare`), hence a `OnceLock`.
-    /// Boxed: most actors never time their handlers.
-    pub(crate) latency: OnceLock<Box<Latencies>>,
+    /// the address is out (`System::prepare`), hence set-once. Boxed:
+    /// most actors never time their handlers, and a `OnceBox` is one
+    /// pointer where a `OnceLock<Box<_>>` is two words.
+    pub(crate) latency: OnceBox<Latencies>,
 }
 
 impl Stats {

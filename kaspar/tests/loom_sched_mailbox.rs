@@ -210,6 +210,9 @@ fn compact_one_producer_keeps_its_order() {
 
 /// The same, drained as a pooled actor drains it (`lone_worker`): lone
 /// messages popped as themselves, the queue's buffer left where it is.
+/// The model reaches the lone path: it failed at once (in 0.03 s) with
+/// `CompactMpsc::poll`'s lone pop made to take the back of a longer
+/// queue, and again with it made to lose the message it popped.
 #[test]
 fn compact_lone_messages_keep_their_order() {
     one_producer_in_order_with(MailboxKind::Compact, lone_worker);

@@ -15,7 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::actor::cell::{ActorCell, Held, STOPPED, TIMED, VACANT};
+use crate::actor::cell::{ActorCell, Entered, Held, STOPPED, TIMED, VACANT};
 use crate::actor::ctx::Ctx;
 use crate::actor::traits::Actor;
 use crate::actor::{letters, restart, trace};
@@ -260,23 +260,28 @@ fn serve_timed<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg)
 fn handle_queued<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg) -> ClassId {
     let class = A::class_of(&msg);
     let mut entered = cell.enter_held(held, class);
-    let mut ctx = Ctx::new(cell);
     #[cfg(feature = "tracing")]
     let _span = trace::queued(cell, class);
-    let run = catch_unwind(AssertUnwindSafe(|| {
-        // The simulator's view of the step, and its injected panic.
-        #[cfg(feature = "sim")]
-        crate::base::sim_watch::handling(
-            || cell.target(),
-            crate::actor::letters::class_name::<A>(&msg),
-            false,
-        );
-        A::dispatch(entered.access(), msg, &mut ctx)
-    }));
+    let run = catch_unwind(AssertUnwindSafe(|| dispatch(cell, &mut entered, msg)));
     if let Err(payload) = run {
         restart::on_panic(&mut entered, class, payload);
     }
     class
+}
+
+/// Runs `msg`'s handler under `entered` and routes its reply; a panic
+/// unwinds to the caller's `catch_unwind`.
+#[inline(always)]
+fn dispatch<A: Actor>(cell: &Arc<ActorCell<A>>, entered: &mut Entered<'_, A>, msg: A::Msg) {
+    let mut ctx = Ctx::new(cell);
+    // The simulator's view of the step, and its injected panic.
+    #[cfg(feature = "sim")]
+    crate::base::sim_watch::handling(
+        || cell.target(),
+        crate::actor::letters::class_name::<A>(&msg),
+        false,
+    );
+    A::dispatch(entered.access(), msg, &mut ctx)
 }
 
 /// [`serve`] for one message that came alone (a pooled drain's lone
@@ -307,11 +312,61 @@ pub(crate) fn serve<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>)
     }
     // Served from the back, so the first message goes first.
     batch.reverse();
-    if let Some(msg) = batch.pop() {
-        serve_one(cell, &held, msg);
-    }
-    while let Some(msg) = batch.pop() {
+    serve_run(cell, &held, batch);
+    while !batch.is_empty() {
         held.bump(|| cell.target());
-        serve_one(cell, &held, msg);
+        serve_run(cell, &held, batch);
     }
+}
+
+/// Serves messages from the back of `batch`, at least one, under one
+/// entry and one `catch_unwind`: as long as the actor stays ordinary (no
+/// flag, dead letters not abandoned), no handler panics and no thread
+/// waits for the lock, each next message reuses the entry, its frame
+/// renamed for the message's class ([`Entered::next_message`]), where
+/// [`serve_one`] would pop the frame and push it again and catch each
+/// handler's unwind apart. What a handler sees is the same either way:
+/// its own frame on the chain, its message counted before it runs; and
+/// a panic goes to supervision with the panicking message's class, as
+/// from [`serve_one`]. What ends a run ends it before the next message,
+/// which [`serve`] then takes past the lock's waiters and back here, or
+/// through [`serve_one`]'s checks. With `tracing`, every message takes
+/// [`serve_one`]: its span covers the handler and what supervision does
+/// after a panic.
+#[inline]
+fn serve_run<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, batch: &mut Vec<A::Msg>) {
+    let Some(msg) = batch.pop() else {
+        return;
+    };
+    if cfg!(feature = "tracing") || !ordinary(cell) {
+        return serve_one(cell, held, msg);
+    }
+    let mut class = A::class_of(&msg);
+    let mut entered = cell.enter_held(held, class);
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        let mut msg = msg;
+        loop {
+            dispatch(cell, &mut entered, msg);
+            if !ordinary(cell) || held.others_wait() {
+                return;
+            }
+            let Some(next) = batch.pop() else {
+                return;
+            };
+            class = A::class_of(&next);
+            entered.next_message(class);
+            msg = next;
+        }
+    }));
+    if let Err(payload) = run {
+        restart::on_panic(&mut entered, class, payload);
+    }
+}
+
+/// Whether the next queued message can go straight to its handler: no
+/// flag set ([`serve_one`]'s slow path: stopped, restarting, timed, ...)
+/// and dead letters not abandoned.
+#[inline(always)]
+fn ordinary<A: Actor>(cell: &ActorCell<A>) -> bool {
+    cell.flags() == 0 && !cell.sup.dead.is_abandoned()
 }

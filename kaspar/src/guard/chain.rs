@@ -542,6 +542,27 @@ pub(crate) fn push(head: &FrameHead, class: ClassId) -> ChainGuard {
     }
 }
 
+/// Names `class` in the frame on top of this thread's chain, which the
+/// caller pushed and still holds (its handlers' own frames are popped):
+/// an entry that serves one queued message after another
+/// ([`Entered::next_message`](crate::actor::cell::Entered::next_message)).
+#[inline(always)]
+pub(crate) fn retag_top(class: ClassId) {
+    let t = this_thread();
+    let top = t.len.get() - 1;
+    if top < INLINE_FRAMES {
+        t.frames[top].class.set(class);
+    } else {
+        spill_retag(top - INLINE_FRAMES, class);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn spill_retag(at: usize, class: ClassId) {
+    SPILL.with(|s| s.borrow_mut()[at].class = class);
+}
+
 /// Pops the frame pushed by [`push`] or [`enter_on`] when dropped.
 pub(crate) struct ChainGuard {
     _not_send: std::marker::PhantomData<*const ()>,

@@ -462,3 +462,17 @@ impl<A: Actor> ActorCell<A> {
         entered
     }
 }
+
+impl<A: Actor> Entered<'_, A> {
+    /// Makes this entry, made by [`ActorCell::enter_held`] for a queued
+    /// message whose handler has returned, the entry of the next queued
+    /// message (of `class`), as if it had been dropped and made again:
+    /// its frame names `class` and the message is counted. The lock,
+    /// the group mark and the chain below stay as they are.
+    #[inline(always)]
+    pub(crate) fn next_message(&mut self, class: ClassId) {
+        debug_assert!(self._frame.is_some(), "a run loop's entry has a frame");
+        chain::retag_top(class);
+        self.count(class);
+    }
+}

@@ -95,10 +95,17 @@ impl<'a> Held<'a> {
     /// its own actor, say) finds the cycle instead of hanging.
     #[inline]
     pub(crate) fn bump(&mut self, target: impl FnOnce() -> Target) {
-        if !self.lock.has_parked() {
+        if !self.others_wait() {
             return;
         }
         self.let_in_and_retake(target);
+    }
+
+    /// Whether a thread is parked waiting for this lock: the next
+    /// [`bump`](Self::bump) would let it in.
+    #[inline(always)]
+    pub(crate) fn others_wait(&self) -> bool {
+        self.lock.has_parked()
     }
 
     #[cold]

@@ -208,7 +208,7 @@ impl<T> CompactMpsc<T> {
 
     /// The address one past the producers' half, and the address of the
     /// consumer's half (for the cell's layout test).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn halves(&self) -> (usize, usize) {
         let queue = &self.queue as *const _ as usize;
         (

@@ -36,11 +36,73 @@
 use std::collections::VecDeque;
 use std::mem;
 
-use super::{move_front, CompactMpsc};
+use super::CompactMpsc;
 use crate::base::sync::Ordering;
 
-/// The spill's storage: its deque, boxed, while the consumer is busy.
-pub(super) type Room<T> = Option<Box<VecDeque<T>>>;
+/// The spill's storage, boxed, while the consumer is busy.
+pub(super) type Room<T> = Option<Box<Backlog<T>>>;
+
+/// The spilled messages. A deep drain trades the queue's whole deque for
+/// `deque` (then empty) under the lock; the first drain to hand them out
+/// turns that deque into `stack`, newest first (the same buffer: free
+/// unless the deque had wrapped, then one pass to reverse it, without the
+/// lock), and each drain pops its share off the stack's end. Taking the
+/// oldest `max` off a `Vec`'s end is a tight copy where `VecDeque::drain`
+/// moved message by message (about 40 instructions each). The emptied
+/// buffer goes back to `deque`, for the next deep drain to trade into the
+/// queue: the two buffers keep trading as before.
+pub(super) struct Backlog<T> {
+    /// Traded in by a deep drain, oldest first; else empty, holding the
+    /// buffer the next deep drain trades out.
+    deque: VecDeque<T>,
+    /// What is being handed out, newest first.
+    stack: Vec<T>,
+}
+
+impl<T> Default for Backlog<T> {
+    fn default() -> Self {
+        Backlog {
+            deque: VecDeque::new(),
+            stack: Vec::new(),
+        }
+    }
+}
+
+impl<T> Backlog<T> {
+    /// Messages spilled and not yet handed out.
+    pub(super) fn len(&self) -> usize {
+        self.deque.len() + self.stack.len()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.deque.is_empty() && self.stack.is_empty()
+    }
+
+    /// The traded-in side (tests of the trade).
+    #[cfg(test)]
+    pub(super) fn deque_mut(&mut self) -> &mut VecDeque<T> {
+        &mut self.deque
+    }
+
+    /// Moves the oldest `max` messages (or fewer, all there are) into
+    /// `out`, oldest first.
+    pub(super) fn take(&mut self, out: &mut Vec<T>, max: usize) -> usize {
+        if self.stack.is_empty() {
+            if self.deque.is_empty() {
+                return 0;
+            }
+            self.stack = Vec::from(mem::take(&mut self.deque));
+            self.stack.reverse();
+        }
+        let n = self.stack.len().min(max);
+        let from = self.stack.len() - n;
+        out.extend(self.stack.drain(from..).rev());
+        if self.stack.is_empty() {
+            self.deque = VecDeque::from(mem::take(&mut self.stack));
+        }
+        n
+    }
+}
 
 /// A drain holds the spill (C4).
 pub(super) const CONSUMING: usize = 1;
@@ -125,7 +187,7 @@ impl<T> Spill<'_, T> {
 
     /// Moves up to `max` messages from the front of the spill into `out`.
     pub(super) fn take(&mut self, out: &mut Vec<T>, max: usize) -> usize {
-        self.with(|s| s.as_deref_mut().map_or(0, |s| move_front(s, out, max)))
+        self.with(|s| s.as_deref_mut().map_or(0, |s| s.take(out, max)))
     }
 
     /// Trades the whole of `queue` (held under the queue's lock) for the
@@ -139,8 +201,8 @@ impl<T> Spill<'_, T> {
             if !s.is_empty() {
                 return None;
             }
-            mem::swap(s, queue);
-            Some(s.len())
+            mem::swap(&mut s.deque, queue);
+            Some(s.deque.len())
         });
         let Some(n) = n else {
             return false;
@@ -170,7 +232,7 @@ impl<T> Spill<'_, T> {
     /// to be freed by the caller.
     pub(super) fn give_up_room(&mut self) -> Room<T> {
         self.with(|s| {
-            if s.as_deref().is_some_and(VecDeque::is_empty) {
+            if s.as_deref().is_some_and(Backlog::is_empty) {
                 s.take()
             } else {
                 None

@@ -351,3 +351,39 @@ fn it_is_144_bytes() {
     );
     assert!(std::mem::size_of::<CompactMpsc<u64>>() <= 144);
 }
+
+/// The spill's backlog hands a traded-in deque out oldest first, in
+/// shares, also when the deque had wrapped; the emptied buffer goes back
+/// to be traded into the queue at the next fill, so a stream keeps
+/// reusing the same two buffers.
+#[test]
+fn the_backlog_hands_out_oldest_first_and_keeps_its_buffer() {
+    let mut backlog = spill::Backlog::default();
+    let mut queue = VecDeque::with_capacity(8);
+    // Wrapped: the front is at the buffer's end.
+    for i in 0..6 {
+        queue.push_back(100 + i);
+    }
+    for _ in 0..6 {
+        queue.pop_front();
+    }
+    queue.extend(0..8);
+    assert!(!queue.as_slices().1.is_empty(), "the deque wraps");
+    let buffer = queue.capacity();
+    // A fill is a trade: the queue gets the backlog's empty buffer.
+    std::mem::swap(backlog.deque_mut(), &mut queue);
+    assert_eq!(backlog.len(), 8);
+    let mut out = Vec::new();
+    for (max, got) in [(3, 3), (1, 1), (8, 4)] {
+        assert_eq!(backlog.take(&mut out, max), got);
+        assert_eq!(backlog.len(), 8 - out.len());
+    }
+    assert_eq!(out, (0..8).collect::<Vec<_>>());
+    assert!(backlog.is_empty());
+    assert_eq!(backlog.take(&mut out, 8), 0);
+    assert_eq!(
+        backlog.deque_mut().capacity(),
+        buffer,
+        "the buffer is back, for the next trade"
+    );
+}

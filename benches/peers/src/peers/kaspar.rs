@@ -5,8 +5,9 @@
 //! the system's pool of worker threads (`pool`: `Spawn::pooled`, the
 //! default pool of one worker per core, `MailboxKind::POOLED`; and
 //! `pool_segmented`, tell only: the same with `MailboxKind::DEFAULT`, the
-//! lock-free `Segmented` queue the book recommends for a pooled actor
-//! that receives a stream), and
+//! lock-free `Segmented` queue, which the book recommended for a pooled
+//! actor that receives a stream until the default's spill became a
+//! stack), and
 //! `fast_send` (the handler runs on the caller's thread). Asks come from a
 //! plain thread with `ask().wait()`, tells are `send` (`fast_send_void`
 //! for `fast_send`), the ping-pong is `request` between two actors.

@@ -11,9 +11,11 @@
 //! This is the note's drain-side batching: the consumer pays for a batch,
 //! not for each message, and never in the producers' critical section.
 //!
-//! The spill's deque is boxed, made by the first deep drain of a busy
-//! period and freed with its buffer when the consumer goes idle: inline,
-//! its 32 bytes stayed in every idle actor's cell. That first deep drain
+//! The spill ([`Backlog`]: the deque traded in, and the same messages as
+//! a stack while they are handed out) is boxed, made by the first deep
+//! drain of a busy period and freed with its buffer when the consumer
+//! goes idle: inline, its 56 bytes would stay in every idle actor's cell
+//! (the deque alone, 32, did before it was boxed). That first deep drain
 //! finds no box and does not make one under the lock: it moves its `max`
 //! messages out the old way and makes the box after releasing the lock,
 //! so the next deep drain trades into it.

@@ -16,7 +16,7 @@ cargo run --release --manifest-path "$manifest" -- savina --quick
 
 fail=0
 for case in kaspar/thread/ask kaspar/spin/ask kaspar/fast_send/ask \
-    kaspar/thread/tell kaspar/group/ping_pong kaspar/thread/ping_pong \
+    kaspar/thread/tell kaspar/thread_compact/tell kaspar/group/ping_pong kaspar/thread/ping_pong \
     crossbeam/threads/ask crossbeam/threads/tell crossbeam/threads/ping_pong \
     std_mpsc/threads/ask tokio/current_thread/ask tokio/multi_thread/ask \
     kaspar/pool/ask kaspar/pool/tell kaspar/pool/ping_pong kaspar/pool_segmented/tell \

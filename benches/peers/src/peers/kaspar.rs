@@ -1,5 +1,8 @@
 //! kaspar five ways: an actor per thread with the default spawn
-//! (`thread`), the same with `IdleWait::Spin` (`spin`), two members of one
+//! (`thread`; and `thread_compact`, tell only: the same with
+//! `MailboxKind::Compact`, the queue the book recommends for a threaded
+//! actor that receives a stream), the same with `IdleWait::Spin`
+//! (`spin`), two members of one
 //! group (`group`, ping-pong only: from a plain thread, an ask or tell to a
 //! group member takes the same queue-and-wake path as `thread`), actors on
 //! the system's pool of worker threads (`pool`: `Spawn::pooled`, the
@@ -37,6 +40,8 @@ pub enum Variant {
     Pool,
     /// Pooled, with the `Segmented` mailbox (`MailboxKind::DEFAULT`).
     PoolSegmented,
+    /// A thread of its own, with the `Compact` mailbox.
+    ThreadCompact,
     FastSend,
 }
 
@@ -48,6 +53,10 @@ fn spawn<A: kaspar::Actor + Send>(system: &System, actor: A, v: Variant) -> Addr
             .spawn(actor)
             .pooled()
             .mailbox(kaspar::MailboxKind::DEFAULT)
+            .start(),
+        Variant::ThreadCompact => system
+            .spawn(actor)
+            .mailbox(kaspar::MailboxKind::Compact)
             .start(),
         _ => system.spawn(actor).start(),
     }

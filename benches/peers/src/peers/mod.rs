@@ -109,6 +109,13 @@ fn rows() -> Vec<Row> {
         },
         Row {
             framework: "kaspar",
+            variant: "thread_compact",
+            ask: None,
+            tell: Some(|n| kaspar::tell(Variant::ThreadCompact, n)),
+            ping_pong: None,
+        },
+        Row {
+            framework: "kaspar",
             variant: "spin",
             ask: Some(|n| kaspar::ask(Variant::Spin, n)),
             tell: Some(|n| kaspar::tell(Variant::Spin, n)),

@@ -68,7 +68,9 @@ impl MailboxKind {
     /// column of the mailbox table against both blocking kinds (see
     /// [`mailbox`](crate::mailbox)) once its producers stopped yielding at
     /// once at a block's end. Its push has the shape of a crossbeam-channel
-    /// send: one compare-and-swap and a slot write, no lock.
+    /// send: one compare-and-swap and a slot write, no lock. For a thread
+    /// that takes a stream from another thread, choose
+    /// [`Compact`](Self::Compact) (see [`mailbox`](crate::mailbox)).
     pub const DEFAULT: MailboxKind = MailboxKind::Segmented { capacity: 1024 };
 
     /// The mailbox of a pooled actor that chose none: [`Compact`](Self::Compact),

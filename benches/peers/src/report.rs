@@ -44,12 +44,6 @@ impl Spread {
     }
 }
 
-/// Runs `f` `times` times; a panic (a failed verification, a framework
-/// error) becomes the reason the row failed, and the other rows still run.
-pub fn runs<T>(times: usize, f: impl Fn() -> T) -> Result<Vec<T>, String> {
-    (0..times).map(|_| once(&f)).collect()
-}
-
 /// Runs each of `cases` `times` times, round-robin: every case's round
 /// `i` runs before any case's round `i + 1`, so a change in the machine's
 /// mood during a table (the dev VM changes within seconds) falls on every

@@ -385,7 +385,7 @@ pub(super) fn savina(rows: &Rows) -> Result<String, String> {
     );
     let mut chart = BarChart::new(
         "Savina: kaspar and four actor frameworks",
-        "one run each, from actor creation to the verified result; lower is better",
+        "the median of each cell's iterations, from actor creation to the verified result; lower is better",
         "",
         y,
     );

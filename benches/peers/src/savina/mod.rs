@@ -17,13 +17,18 @@
 //!
 //! Each run is timed from before the actors are created (as Savina times an
 //! iteration) to the verified result; runtime start-up and shutdown are
-//! outside. kaspar runs each benchmark with one thread per actor (`thread`),
+//! outside. As Savina's own runner does, every cell runs several times
+//! (`ITERATIONS`) and reports the median: a single run of a few
+//! milliseconds on a shared machine is as much the machine's mood as the
+//! framework's. The iterations go round-robin over a row's columns
+//! (`report::interleaved`), so a mood that comes or goes during a row
+//! falls on every framework's iterations alike. kaspar runs each benchmark with one thread per actor (`thread`),
 //! with every actor a member of one group (`group`, one thread), and with
 //! every actor on the system's pool of worker threads (`pool`).
 
 use std::time::Duration;
 
-use crate::report::{core_to_core_ns, machine, runs, JsonLines};
+use crate::report::{core_to_core_ns, interleaved, machine, JsonLines, Spread};
 
 mod actix;
 mod chameneos;
@@ -63,6 +68,12 @@ impl Params {
         }
     }
 }
+
+/// How many times each cell runs unless `--iterations` says otherwise.
+/// Savina's runner defaults to twelve; five keep the full table (whose
+/// thread-per-actor ring takes seconds an iteration) to a few minutes and
+/// still give a median that one slow iteration does not move.
+pub const ITERATIONS: usize = 5;
 
 /// One benchmark's run: the time taken; panics if the result is wrong.
 pub type Bench = fn(&Params) -> Duration;
@@ -181,9 +192,13 @@ where
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
 }
 
-/// Savina's per-message work in the fork-join benchmarks.
+/// Savina's per-message work in the fork-join benchmarks. `theta` goes
+/// through `black_box`: called with the constant [`THETA`], the sine is
+/// otherwise computed at compile time, and the benchmark measures
+/// messaging alone (as it did until 5 December 2026: the binary had no
+/// call to `sin` in it).
 pub fn perform_computation(theta: f64) -> f64 {
-    let sint = theta.sin();
+    let sint = std::hint::black_box(theta).sin();
     let res = sint * sint;
     // As Savina's reference: a result the compiler cannot drop.
     assert!(res > 0.0, "unrealistic result {res}");
@@ -259,7 +274,7 @@ pub mod verify {
 
 /// Runs the Savina table; `only` keeps the columns of those frameworks,
 /// named alone (`actix`) or with a variant (`kaspar/pool`).
-pub fn run(quick: bool, only: Option<&[String]>) {
+pub fn run(quick: bool, only: Option<&[String]>, iterations: usize) {
     let p = Params::new(quick);
     let mut cols = columns().to_vec();
     if let Some(only) = only {
@@ -275,7 +290,9 @@ pub fn run(quick: bool, only: Option<&[String]>) {
     );
     println!("{}\n", machine());
     println!(
-        "One run of each, milliseconds (lower is better). ping_pong {} pings; counting {}; \
+        "Milliseconds (lower is better): the median of {} iterations of each cell, run \
+         round-robin over the row's columns, and in brackets the fastest and slowest \
+         iteration. ping_pong {} pings; counting {}; \
          thread_ring {} actors, {} hops; fork_join {} workers x {} messages; chameneos {} \
          creatures, {} meetings. kaspar/thread: one OS thread per actor; kaspar/group: all \
          actors of a benchmark in one group (one thread); kaspar/pool: every actor pooled \
@@ -283,6 +300,7 @@ pub fn run(quick: bool, only: Option<&[String]>) {
          runtime, actix on its single-thread system. The last column is the \
          machine's core-to-core round trip measured just before the row (its mood: see \
          `report::core_to_core_ns`).\n",
+        iterations,
         p.pings,
         p.counts,
         p.ring_actors,
@@ -301,15 +319,28 @@ pub fn run(quick: bool, only: Option<&[String]>) {
     for (i, name) in NAMES.iter().enumerate() {
         let c2c = core_to_core_ns();
         json.record(&format!("{name}/core_to_core"), "round_trip", c2c, "ns");
+        let cases: Vec<_> = cols
+            .iter()
+            .map(|c| {
+                let bench = c.benches[i];
+                move || bench(&p).as_secs_f64() * 1e3
+            })
+            .collect();
         let mut cells = Vec::new();
-        for c in &cols {
-            let bench = c.benches[i];
+        for (c, result) in cols.iter().zip(interleaved(iterations, &cases)) {
             let case = format!("{name}/{}/{}", c.framework, c.variant);
-            match runs(1, || bench(&p)) {
-                Ok(t) => {
-                    let ms = t[0].as_secs_f64() * 1e3;
-                    json.record(&case, "ms", ms, "ms");
-                    cells.push(format!("{ms:.1}"));
+            match result {
+                Ok(ms) => {
+                    for (k, &one) in ms.iter().enumerate() {
+                        json.record(&case, &format!("ms_iteration_{k}"), one, "ms");
+                    }
+                    let s = Spread::of(ms);
+                    json.record(&case, "ms", s.median, "ms");
+                    cells.push(if iterations > 1 {
+                        format!("{:.1} ({:.1}–{:.1})", s.median, s.min, s.max)
+                    } else {
+                        format!("{:.1}", s.median)
+                    });
                 }
                 Err(why) => cells.push(format!("failed: {why}")),
             }

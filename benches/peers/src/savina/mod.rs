@@ -195,7 +195,7 @@ where
 /// Savina's per-message work in the fork-join benchmarks. `theta` goes
 /// through `black_box`: called with the constant [`THETA`], the sine is
 /// otherwise computed at compile time, and the benchmark measures
-/// messaging alone (as it did until 5 December 2026: the binary had no
+/// messaging alone (as it did until 4 December 2026: the binary had no
 /// call to `sin` in it).
 pub fn perform_computation(theta: f64) -> f64 {
     let sint = std::hint::black_box(theta).sin();

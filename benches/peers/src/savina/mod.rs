@@ -22,9 +22,11 @@
 //! milliseconds on a shared machine is as much the machine's mood as the
 //! framework's. The iterations go round-robin over a row's columns
 //! (`report::interleaved`), so a mood that comes or goes during a row
-//! falls on every framework's iterations alike. kaspar runs each benchmark with one thread per actor (`thread`),
-//! with every actor a member of one group (`group`, one thread), and with
-//! every actor on the system's pool of worker threads (`pool`).
+//! falls on every framework's iterations alike.
+//!
+//! kaspar runs each benchmark with one thread per actor (`thread`), with
+//! every actor a member of one group (`group`, one thread), and with every
+//! actor on the system's pool of worker threads (`pool`).
 
 use std::time::Duration;
 

@@ -89,26 +89,35 @@ pub(crate) const TIMED: u8 = 16;
 
 /// The fields are laid out in four bands (hence `repr(C)`), so that no
 /// cache line is written by both a sender and the lock holder without
-/// need, and without padding the cell to 128-byte lines (that made an
-/// idle pooled actor's cell 1,408 bytes):
+/// need, and none that every push writes is read by the consumer for
+/// every message, and without padding the cell to 128-byte lines (that
+/// made an idle pooled actor's cell 1,408 bytes):
 ///
 /// 1. read by every entry and push, written at most at a state change:
 ///    the lock's address, the flags, the names a frame shows (and a group
 ///    member's `entered` mark, which only its group's thread writes); and
 ///    the statistics whose high-water mark every push reads (and writes
 ///    only when it rises);
-/// 2. cold: supervision (and the console's edges, where built), which
-///    keeps band 1 off the mailbox's first bytes, though not a whole line
-///    away from them;
+/// 2. cold: the instance and the clock (and the console's edges, where
+///    built), which keep band 1's flags, read for every message served, a
+///    whole line from the mailbox's first bytes;
 /// 3. the mailbox: first what senders write (inline for the pooled
 ///    default, `Compact`; for every other kind, the pointer to its boxed
 ///    queue), then, a cache line on,
 ///    what its consumer writes (`Compact`'s spill), which is the lock
 ///    holder;
-/// 4. rarely written (the instance, the clock, the home), then what the
-///    lock holder writes on every handled message, its counters and the
-///    state, at least 64 bytes past what senders write. A unit test checks
-///    the 64.
+/// 4. the consumer's: supervision, whose dead letters the run loop asks
+///    for every message whether they were abandoned; the home; then what
+///    the lock holder writes on every handled message, its counters and
+///    the state. All of it at least 64 bytes past what senders write.
+///
+/// Supervision sat in band 2 until a probe found a stream into a pooled
+/// actor 1.6 times slower whenever the allocator placed the cell at 0 or
+/// 16 bytes past a cache line's start: there the dead letters' handle in
+/// its `sup` shared a line with the queue's lock word, so the consumer's
+/// read for every message took the line from the producer, whose next
+/// push took it back (the book's chapter on streams into pooled actors).
+/// A unit test checks the distances.
 #[repr(C)]
 pub(crate) struct ActorCell<A: Actor> {
     // Band 1.
@@ -136,16 +145,18 @@ pub(crate) struct ActorCell<A: Actor> {
     entered: EnteredFlag,
     pub(crate) stats: Stats,
     // Band 2.
-    pub(crate) sup: Supervisor<A>,
+    /// Its instance name and system; never read on a delivery's way in.
+    pub(crate) instance: Instance,
+    pub(crate) clock: Clock,
     /// Its senders and their counts, for the console's actor graph.
     #[cfg(feature = "console")]
     pub(crate) edges: crate::actor::edges::Edges,
     // Band 3.
     pub(crate) inbox: Inbox<Queued<A::Msg>>,
     // Band 4.
-    /// Its instance name and system; never read on a delivery's way in.
-    pub(crate) instance: Instance,
-    pub(crate) clock: Clock,
+    /// Read by the run loop for every message (are dead letters
+    /// abandoned?), so kept a line from what pushes write.
+    pub(crate) sup: Supervisor<A>,
     /// Home id (`ThreadState::home_id`, never reused) of the thread that
     /// runs this actor's loop (see [`bind_home`](Self::bind_home)), or 0
     /// before it started and after it stopped. Read on entry only for a

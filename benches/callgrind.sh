@@ -69,5 +69,7 @@ row "$dispatch" fast_send_void fast_send_void
 row "$dispatch" fast_send_recipient fast_send_recipient
 row "$table5" fast_send_intra_group fast_send_intra_group
 row "$dispatch" tell tell
+row "$dispatch" fast_send_pooled fast_send_pooled
+row "$dispatch" pool_ping_pong pool_ping_pong
 echo
 echo "JSON lines: $jsonl"

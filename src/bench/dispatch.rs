@@ -294,12 +294,33 @@ pub fn measure(quick: bool, extended: bool) -> Dispatch {
 /// thread to the target on its own thread, then one `ask` that waits until
 /// all of them were handled. Callgrind counts every thread, so the count
 /// per tell is the producer's push plus the consumer's pop and handler run.
+///
+/// `fast_send_pooled` is `fast_send_no_reply` to the same actor pooled
+/// (warmed by one `ask`, then idle between the calls): `fast_send` takes
+/// the actor's lock wherever the actor runs, and issue #26 holds the two
+/// to one budget. `pool_ping_pong` is [`hop::ping_pong`](super::hop).
 pub fn callgrind(case: &str, n: u64) {
     let mut fixture = Fixture::new();
-    if case == "tell" {
-        tell(&fixture.target, n);
-    } else {
-        fixture.run(case, n);
+    match case {
+        "tell" => tell(&fixture.target, n),
+        "fast_send_pooled" => {
+            let pooled = fixture
+                .system
+                .spawn(Target {
+                    state: State { total: 0 },
+                })
+                .pooled()
+                .start();
+            pooled.ask(Add(0)).unwrap().wait().unwrap();
+            time(n, |x| {
+                pooled.fast_send(AddNoReply(x)).unwrap();
+                x
+            });
+        }
+        "pool_ping_pong" => super::hop::ping_pong(&fixture.system, n),
+        _ => {
+            fixture.run(case, n);
+        }
     }
     fixture.system.shutdown();
 }

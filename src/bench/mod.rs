@@ -13,7 +13,8 @@
 //! * [`figures`]: the book's figures, drawn from the rows (`cargo run
 //!   --release --bin figures`);
 //! * [`table5`], [`dispatch`] (Table 6), [`mailboxes`] (Table 7 and the
-//!   batching ping-pong), [`pool`]: the tables;
+//!   batching ping-pong), [`pool`]: the tables; [`hop`]: a pooled round
+//!   trip, for instruction counts;
 //! * [`wait`]: ask latency and idle CPU by waiting strategy;
 //! * [`saturation`]: one actor under 1–8 producers at full rate, through
 //!   each mailbox kind and through `fast_send` (the paper's future work);
@@ -25,6 +26,7 @@
 pub mod cdf;
 pub mod dispatch;
 pub mod figures;
+pub mod hop;
 mod json_lines;
 mod machine;
 pub mod mailboxes;

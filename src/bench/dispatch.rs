@@ -298,7 +298,7 @@ pub fn measure(quick: bool, extended: bool) -> Dispatch {
 /// `fast_send_pooled` is `fast_send_no_reply` to the same actor pooled
 /// (warmed by one `ask`, then idle between the calls): `fast_send` takes
 /// the actor's lock wherever the actor runs, and issue #26 holds the two
-/// to one budget. `pool_ping_pong` is [`hop::ping_pong`](super::hop).
+/// to one budget. `pool_ping_pong` is [`hop::ping_pong`](super::hop::ping_pong).
 pub fn callgrind(case: &str, n: u64) {
     let mut fixture = Fixture::new();
     match case {

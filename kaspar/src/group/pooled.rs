@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use super::{drain_closed, GroupCore, GroupHold, GroupInit, GroupSpec};
 use crate::actor::cell::Held;
 use crate::actor::trace;
-use crate::base::ids::Target;
+use crate::base::ids::{ActorId, Target};
 use crate::delivery::sched::{self, Carried, Member, Runnable, Shared, Task};
 use crate::failure::{drop_quietly, quietly};
 use crate::guard::chain;
@@ -25,6 +25,11 @@ pub(crate) struct PooledGroup<G: GroupSpec> {
     lock: Arc<ActorLock>,
     /// What the deadlock detector names the group's consumer waiting for.
     group: Target,
+    /// What a shutdown report names it: as `group`, with an id of its own
+    /// (as a group on a thread of its own is reported), drawn when first
+    /// asked for, so that a group that is never reported (a simulated
+    /// one) moves no other actor's id.
+    report: OnceLock<Target>,
     max_batch: usize,
     /// The pool and this group's slot in it, once joined.
     joined: OnceLock<(Arc<Shared>, usize)>,
@@ -70,6 +75,18 @@ impl<G: GroupSpec> Member for PooledGroup<G> {
     fn close(&self) {
         self.core.mailbox.close();
     }
+
+    fn target(&self) -> Target {
+        self.report
+            .get_or_init(|| {
+                Target::new(
+                    ActorId::next(),
+                    self.group.name,
+                    self.group.instance.clone(),
+                )
+            })
+            .clone()
+    }
 }
 
 impl<G: GroupSpec> PooledGroup<G> {
@@ -88,6 +105,7 @@ impl<G: GroupSpec> PooledGroup<G> {
         PooledGroup {
             core,
             lock,
+            report: OnceLock::new(),
             group,
             max_batch: max_batch.max(1),
             joined: OnceLock::new(),

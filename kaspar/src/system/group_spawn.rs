@@ -15,7 +15,7 @@ use crate::guard::lock::{ActorLock, Pledge};
 use crate::mailbox::{IdleWait, Mailbox, MailboxKind};
 use crate::system::launch::{checked_name, instance_of, placement_of, spawn_thread};
 use crate::system::placement::{Placement, PlacementOutcome};
-use crate::system::{Running, System, SystemInner};
+use crate::system::{Role, Running, System, SystemInner};
 
 /// A group's queue, lock and member cells, before its thread runs.
 struct Parts<G: GroupSpec> {
@@ -382,6 +382,7 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
         });
         self.system.register(Running {
             target: Target::new(ActorId::next(), G::NAME, self.name),
+            role: Role::Actor,
             close: Box::new(move || group::close(&core)),
             thread: spawned.thread,
             done: spawned.done,

@@ -20,7 +20,7 @@ use crate::mailbox::inbox::Inbox;
 use crate::mailbox::{Mailbox, MailboxKind};
 use crate::system::placement::{Placement, PlacementOutcome};
 use crate::system::spawn::Spawn;
-use crate::system::{Done, DoneOnExit, Running, SystemInner};
+use crate::system::{Done, DoneOnExit, Role, Running, SystemInner};
 
 /// A started thread: its handle, its exit flag, and where it reports how
 /// its placement went (before it runs any hook or handler).
@@ -192,6 +192,7 @@ impl<A: Actor> Spawn<'_, A> {
         let close_cell = Arc::clone(&cell);
         system.register(Running {
             target,
+            role: Role::Actor,
             close: Box::new(move || close_cell.inbox.close()),
             thread: spawned.thread,
             done: spawned.done,

@@ -1,10 +1,13 @@
-//! `System`: owns the threads (the paper's Manager).
+//! `System`: owns the actors' threads and the actor pool (the paper's
+//! Manager).
 //!
-//! One thread per standalone actor. Shutdown is orderly: every mailbox stops
-//! accepting, every run loop handles what it had accepted, runs the actor's
-//! `#[stopped]` hook, and exits; then the threads are joined.
+//! An actor runs on a thread of its own, or on the system's pool of worker
+//! threads (`Spawn::pooled`). Shutdown is orderly: actors stop newest
+//! first, one at a time, threads and pooled actors in one order; each
+//! mailbox stops accepting, its run loop (or activation) handles what it
+//! had accepted, runs the actor's `#[stopped]` hook, and exits (`shutdown`).
 //! [`System::shutdown_timeout`] stops waiting at a deadline, reports the
-//! threads that did not finish, and has their queued messages handed to the
+//! actors that did not finish, and has their queued messages handed to the
 //! system's [dead letters](crate::DeadLetters).
 
 #[cfg(feature = "console")]
@@ -21,25 +24,27 @@ pub(crate) mod pool;
 pub(crate) mod prepare;
 #[cfg(any(feature = "metrics", feature = "console"))]
 pub(crate) mod registry;
+mod shutdown;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub(crate) mod spawn;
 
-use crate::base::sync::{AtomicBool, Ordering};
+pub use shutdown::ShutdownReport;
+pub(crate) use shutdown::{Done, DoneOnExit, Role, Running};
+
+use crate::base::sync::{AtomicBool, AtomicU64, Ordering};
 use std::fmt;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::base::sync::{Condvar, Mutex};
+use crate::base::sync::Mutex;
 
 use crate::actor::cell::ActorCell;
 use crate::actor::traits::Actor;
 use crate::base::clock::Clock;
-use crate::base::ids::Target;
 use crate::failure::dead_letters::DeadLetters;
 use crate::group::GroupSpec;
-use crate::guard::chain::{self, CyclePolicy};
+use crate::guard::chain::CyclePolicy;
 use crate::mailbox::{IdleWait, MailboxKind};
 use crate::system::group_spawn::GroupSpawn;
 use crate::system::spawn::Spawn;
@@ -93,7 +98,12 @@ pub(crate) struct SystemInner {
     /// A `shutdown_timeout` left threads behind; dropping the system then
     /// does not wait for them again.
     gave_up: AtomicBool,
-    running: Mutex<Vec<Running>>,
+    /// Started threads, each with its place in the start order, oldest
+    /// first.
+    running: Mutex<Vec<(u64, Running)>>,
+    /// The start order's next number, shared by threads and pooled actors:
+    /// a shutdown stops them all newest first.
+    started: AtomicU64,
     /// The actor pool, once a pooled spawn has started it.
     pool: Mutex<Option<Arc<crate::delivery::sched::Shared>>>,
     pub(crate) dead: DeadLetters,
@@ -116,6 +126,7 @@ impl SystemInner {
             closed: AtomicBool::new(true),
             gave_up: AtomicBool::new(false),
             running: Mutex::new(Vec::new()),
+            started: AtomicU64::new(0),
             pool: Mutex::new(None),
             dead: DeadLetters::new(),
             #[cfg(any(feature = "metrics", feature = "console"))]
@@ -169,55 +180,14 @@ impl SystemInner {
         if self.closed.load(Ordering::SeqCst) {
             (running.close)();
         }
-        list.push(running);
+        // Under the list's lock: the list stays in start order.
+        list.push((self.next_start(), running));
     }
-}
 
-/// A started actor or group, as the system tracks it.
-pub(crate) struct Running {
-    /// As the shutdown report names it.
-    pub(crate) target: Target,
-    pub(crate) close: Box<dyn Fn() + Send>,
-    pub(crate) thread: JoinHandle<()>,
-    pub(crate) done: Arc<Done>,
-}
-
-/// Set by an actor thread as it exits (also by unwinding), so a shutdown
-/// can wait for it with a deadline; `JoinHandle::join` has none.
-#[derive(Default)]
-pub(crate) struct Done {
-    finished: Mutex<bool>,
-    cv: Condvar,
-}
-
-impl Done {
-    /// Whether the thread finished by `deadline` (`None`: wait forever).
-    fn wait(&self, deadline: Option<Instant>) -> bool {
-        let mut finished = self.finished.lock();
-        while !*finished {
-            match deadline {
-                None => finished = self.cv.wait(finished),
-                Some(d) => {
-                    let left = d.saturating_duration_since(Instant::now());
-                    let (guard, timed_out) = self.cv.wait_timeout(finished, left);
-                    finished = guard;
-                    if timed_out {
-                        return *finished;
-                    }
-                }
-            }
-        }
-        true
-    }
-}
-
-/// Marks its thread done when dropped.
-pub(crate) struct DoneOnExit(pub(crate) Arc<Done>);
-
-impl Drop for DoneOnExit {
-    fn drop(&mut self) {
-        *self.0.finished.lock() = true;
-        self.0.cv.notify_all();
+    /// The next place in the start order, which a shutdown stops newest
+    /// first.
+    pub(crate) fn next_start(&self) -> u64 {
+        self.started.fetch_add(1, Ordering::Relaxed)
     }
 }
 
@@ -251,6 +221,7 @@ impl System {
                 closed: AtomicBool::new(false),
                 gave_up: AtomicBool::new(false),
                 running: Mutex::new(Vec::new()),
+                started: AtomicU64::new(0),
                 pool: Mutex::new(None),
                 dead: DeadLetters::new(),
                 #[cfg(any(feature = "metrics", feature = "console"))]
@@ -315,9 +286,11 @@ impl System {
 
     /// Stops every actor and group, newest first, one at a time: its
     /// mailbox stops accepting, it handles what it had already accepted,
-    /// runs its `#[stopped]` hook, and its thread is joined before the next
-    /// one is closed. Sends to an actor already stopped are handed back as
-    /// `Closed`. Idempotent; after a
+    /// runs its `#[stopped]` hook, and its thread is joined (or, pooled, it
+    /// leaves the pool) before the next one is closed. Threads and pooled
+    /// actors stop in one order, the order they started in, reversed; the
+    /// pool's workers stop last. Sends to an actor already stopped are
+    /// handed back as `Closed`. Idempotent; after a
     /// [`shutdown_timeout`](Self::shutdown_timeout), waits for the threads
     /// it left behind.
     pub fn shutdown(&self) -> ShutdownReport {
@@ -338,105 +311,4 @@ impl System {
     pub fn shutdown_timeout(&self, timeout: Duration) -> ShutdownReport {
         self.stop_all(Some(Instant::now() + timeout))
     }
-
-    fn stop_all(&self, deadline: Option<Instant>) -> ShutdownReport {
-        self.inner.closed.store(true, Ordering::SeqCst);
-        if chain::runs_actor_code() {
-            return self.close_without_waiting();
-        }
-        let mut report = ShutdownReport::default();
-        let mut left = Vec::new();
-        // A handler still draining may spawn (`Ctx::spawn`): its actor
-        // starts closed and is registered, and is stopped by the next round.
-        loop {
-            let running = std::mem::take(&mut *self.inner.running.lock());
-            if running.is_empty() {
-                break;
-            }
-            // Newest first, one at a time: an actor's downstream was usually
-            // spawned before it (its address had to exist), so it is still
-            // open while the upstream actor drains what it had accepted.
-            for r in running.into_iter().rev() {
-                (r.close)();
-                if !r.done.wait(deadline) {
-                    if !self.inner.dead.is_abandoned() {
-                        // The deadline passed: stop handling, start dead-lettering.
-                        self.inner.dead.abandon();
-                    }
-                    left.push(r);
-                    continue;
-                }
-                match r.thread.join() {
-                    Ok(()) => report.stopped.push(r.target),
-                    Err(_) => report.failed.push(r.target),
-                }
-            }
-        }
-        if !left.is_empty() {
-            self.inner.gave_up.store(true, Ordering::SeqCst);
-            report.unfinished = left.iter().map(|r| r.target.clone()).collect();
-            left.reverse();
-            self.inner.running.lock().extend(left);
-        }
-        report
-    }
-}
-
-impl System {
-    /// [`shutdown`](Self::shutdown) from a thread that runs actor code (a
-    /// handler, a hook, a run loop): every mailbox is closed, so every
-    /// actor drains, runs its `stopped` hook and exits as usual, but none
-    /// is waited for. Waiting could not end: this thread holds a lock, or
-    /// is the very run loop, that one of them needs to finish. Every actor
-    /// is reported unfinished; a later `shutdown` from outside any actor
-    /// (or dropping the `System` there) joins them.
-    #[cold]
-    fn close_without_waiting(&self) -> ShutdownReport {
-        let running = self.inner.running.lock();
-        let mut report = ShutdownReport {
-            not_waited: true,
-            ..ShutdownReport::default()
-        };
-        for r in running.iter().rev() {
-            (r.close)();
-            report.unfinished.push(r.target.clone());
-        }
-        report
-    }
-}
-
-impl Drop for System {
-    fn drop(&mut self) {
-        if self.inner.gave_up.load(Ordering::SeqCst) {
-            // Join what has finished; detach what a timeout gave up on.
-            self.stop_all(Some(Instant::now()));
-        } else {
-            self.shutdown();
-        }
-    }
-}
-
-/// What [`System::shutdown`] did.
-#[derive(Debug, Default, Clone)]
-#[non_exhaustive]
-pub struct ShutdownReport {
-    /// Actors that drained, ran `stopped`, and exited, in the order they
-    /// were stopped. A group is one entry: its type name, its instance
-    /// name if it was given one, and an id of its own.
-    pub stopped: Vec<Target>,
-    /// Actor threads that died outside a handler (a runtime bug).
-    pub failed: Vec<Target>,
-    /// Actor and group threads still running when
-    /// [`System::shutdown_timeout`] stopped waiting (a handler that does
-    /// not return). Their queued messages go to dead letters as each
-    /// thread gets back to its run loop. After a shutdown called from
-    /// actor code (see [`not_waited`](Self::not_waited)): every actor,
-    /// none of them waited for.
-    pub unfinished: Vec<Target>,
-    /// Whether this shutdown was called from a thread running actor code
-    /// (inside a handler or a hook, or on an actor's thread), where it
-    /// cannot wait: it closed every mailbox and returned at once, and the
-    /// actors stop on their own threads. (Dropping the last `System` there
-    /// does the same and detaches the threads.)
-    pub not_waited: bool,
 }

@@ -8,7 +8,7 @@ use crate::base::ids::{ActorId, Target};
 use crate::delivery::sched::{Member, SchedConfig, Shared};
 use crate::system::launch::spawn_thread;
 use crate::system::placement::Placement;
-use crate::system::{Running, System, SystemInner};
+use crate::system::{Role, Running, System, SystemInner};
 
 /// How a system's actor pool is sized, placed and scheduled (see
 /// [`Spawn::pooled`](crate::system::spawn::Spawn::pooled)). The pool
@@ -245,9 +245,10 @@ impl SystemInner {
     /// none (or its workers have left, after a shutdown); returns the pool
     /// and the member's slot.
     pub(crate) fn pool_member(&self, member: Arc<dyn Member>) -> (Arc<Shared>, usize) {
+        let order = self.next_start();
         let mut pool = self.pool.lock();
         if let Some(shared) = &*pool {
-            if let Some(slot) = shared.join(Arc::clone(&member)) {
+            if let Some(slot) = shared.join(order, Arc::clone(&member)) {
                 return (Arc::clone(shared), slot);
             }
         }
@@ -257,14 +258,14 @@ impl SystemInner {
             // No threads: the simulator runs every activation.
             let shared = crate::delivery::sched::sim::start(Arc::clone(&host.0));
             let slot = shared
-                .join(member)
+                .join(order, member)
                 .expect("kaspar: a new pool takes members");
             *pool = Some(Arc::clone(&shared));
             return (shared, slot);
         }
         #[cfg(feature = "tokio")]
         if let Some(host) = &config.host {
-            return self.start_tokio_pool(pool, member, host);
+            return self.start_tokio_pool(pool, order, member, host);
         }
         let spare_placement = config.placement.clone();
         let (shared, bodies) = Shared::start(
@@ -281,7 +282,7 @@ impl SystemInner {
             }),
         );
         let slot = shared
-            .join(member)
+            .join(order, member)
             .expect("kaspar: a new pool takes members");
         *pool = Some(Arc::clone(&shared));
         drop(pool);
@@ -294,6 +295,7 @@ impl SystemInner {
             // the pool's last member has stopped.
             self.register(Running {
                 target: Target::new(ActorId::next(), "Pool", Some(format!("pool-{i}").into())),
+                role: Role::PoolWorker,
                 close: Box::new(move || closing.close_all()),
                 thread: spawned.thread,
                 done: spawned.done,
@@ -310,6 +312,7 @@ impl SystemInner {
     fn start_tokio_pool(
         &self,
         mut pool: crate::base::sync::MutexGuard<'_, Option<Arc<Shared>>>,
+        order: u64,
         member: Arc<dyn Member>,
         host: &TokioHost,
     ) -> (Arc<Shared>, usize) {
@@ -324,7 +327,7 @@ impl SystemInner {
             &host.0,
         );
         let slot = shared
-            .join(member)
+            .join(order, member)
             .expect("kaspar: a new pool takes members");
         *pool = Some(Arc::clone(&shared));
         drop(pool);
@@ -332,6 +335,7 @@ impl SystemInner {
         let closing = Arc::clone(&shared);
         self.register(Running {
             target: Target::new(ActorId::next(), "Pool", Some("pool-tokio".into())),
+            role: Role::PoolWorker,
             close: Box::new(move || closing.close_all()),
             thread: spawned.thread,
             done: spawned.done,

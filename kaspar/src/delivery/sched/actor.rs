@@ -82,6 +82,10 @@ impl<A: Actor> Member for ActorCell<A> {
     fn close(&self) {
         self.inbox.close();
     }
+
+    fn target(&self) -> crate::base::ids::Target {
+        ActorCell::target(self)
+    }
 }
 
 /// Makes `cell`'s actor a pooled one in `pool` (it joined as member

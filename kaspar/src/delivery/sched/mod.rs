@@ -112,6 +112,17 @@
 //! lasts, the pool may run one thread more than its size; the deadlock
 //! detector still refuses a wait that could never end.
 //!
+//! # Shutdown
+//!
+//! A system's shutdown stops its actors newest first, one at a time,
+//! pooled or not (`system::shutdown`). For a run of pooled members it asks
+//! the pool ([`stop`]): the pool closes the newest, and each member, as
+//! its last activation leaves the pool, closes the next; the shutdown
+//! waits once for the whole run. Then [`Shared::close_all`] closes whatever
+//! joined meanwhile and lets the workers go once the last member has left.
+//! A hosted pool's members are closed together by `close_all` (its
+//! activations may need the very thread that would wait for them).
+//!
 //! # On a tokio runtime
 //!
 //! With the `tokio` feature a pool can have no threads at all: its
@@ -133,6 +144,7 @@ pub(crate) mod next_slot;
 #[cfg(feature = "sim")]
 pub(crate) mod sim;
 mod steal_cost;
+mod stop;
 #[cfg(feature = "tokio")]
 pub(crate) mod tokio;
 mod worker;
@@ -144,7 +156,7 @@ use std::time::Duration;
 use crossbeam_deque::{Injector, Stealer, Worker};
 use crossbeam_utils::CachePadded;
 
-use crate::base::sync::{AtomicBool, AtomicU32, AtomicUsize, Mutex, Ordering};
+use crate::base::sync::{AtomicBool, AtomicU32, AtomicUsize, Condvar, Mutex, Ordering};
 use idle::Idle;
 use members::Members;
 
@@ -197,6 +209,9 @@ impl Runnable for Named {
 pub(crate) trait Member: Send + Sync + 'static {
     /// Closes its mailbox: it drains what it accepted, stops, and leaves.
     fn close(&self);
+
+    /// The actor (or group) as a shutdown report names it.
+    fn target(&self) -> crate::base::ids::Target;
 }
 
 /// How the pool is sized and how it schedules.
@@ -239,6 +254,8 @@ pub(crate) struct Shared {
     /// `close_all` was called: the workers leave once `live` is 0.
     closing: AtomicBool,
     members: Mutex<Members>,
+    /// Signalled as a shutdown's ordered stop moves on or ends (`stop`).
+    stop_done: Condvar,
     /// Threads working for the pool (workers and spares), and how many of
     /// them are blocked in a wait inside a handler.
     threads: AtomicUsize,
@@ -310,6 +327,7 @@ impl Shared {
             live: AtomicUsize::new(0),
             closing: AtomicBool::new(false),
             members: Mutex::new(Members::default()),
+            stop_done: Condvar::new(),
             threads: AtomicUsize::new(0),
             blocked: AtomicUsize::new(0),
             spares: Mutex::new(Vec::new()),
@@ -321,29 +339,45 @@ impl Shared {
         }
     }
 
-    /// Adds a member; its slot, for [`leave`](Self::leave). `None` if the
-    /// workers have left already (the caller starts a new pool).
-    pub(crate) fn join(&self, member: Arc<dyn Member>) -> Option<usize> {
+    /// Adds a member, started as number `order` of its system (a shutdown
+    /// stops the newest first); its slot, for [`leave`](Self::leave).
+    /// `None` if the workers have left already (the caller starts a new
+    /// pool).
+    pub(crate) fn join(&self, order: u64, member: Arc<dyn Member>) -> Option<usize> {
         self.live
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n != EXITED).then(|| n + 1)
             })
             .ok()?;
-        Some(self.members.lock().insert(member))
+        Some(self.members.lock().insert(order, member))
     }
 
     /// The member in `slot` is done: it leaves the list (which drops the
-    /// pool's hold on it). The last member to leave a closing pool lets the
-    /// workers go.
+    /// pool's hold on it). If a shutdown was waiting for it, the next
+    /// member in the shutdown's order is closed (`stop`). The last member
+    /// to leave a closing pool lets the workers go.
     pub(crate) fn leave(&self, slot: usize) {
-        let member = self.members.lock().remove(slot);
+        let (member, next) = {
+            let mut members = self.members.lock();
+            let member = members.remove(slot);
+            let next = member
+                .as_ref()
+                .is_some_and(|m| Shared::left_current(members.chain.as_mut(), slot, m));
+            (member, next)
+        };
+        // Out of the lock: it may be the last hold on the actor.
         drop(member);
+        if next {
+            self.advance();
+        }
         if self.live.fetch_sub(1, Ordering::AcqRel) == 1 && self.closing.load(Ordering::Acquire) {
             self.idle.notify_all();
         }
     }
 
-    /// Closes every member (the system's shutdown): each drains what it
+    /// Closes every member still in the pool at once (the end of the
+    /// system's shutdown, after it stopped them in order; the whole of it
+    /// for a hosted pool, or from actor code): each drains what it
     /// accepted, stops and leaves; then the workers leave. Members that
     /// join later are closed by their spawn (the system is closed by
     /// then).

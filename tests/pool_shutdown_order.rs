@@ -11,6 +11,10 @@ use std::time::Duration;
 use kaspar::prelude::*;
 use kaspar::{PoolConfig, SystemConfig, Target};
 
+#[path = "support/pipeline.rs"]
+mod pipeline;
+use pipeline::{Relay, Sink};
+
 fn pool_of(workers: usize) -> System {
     System::with_config(SystemConfig {
         pool: PoolConfig::new().workers(workers),
@@ -23,40 +27,6 @@ fn names(targets: &[Target]) -> Vec<String> {
         .iter()
         .map(|t| t.instance.as_deref().unwrap_or("?").to_owned())
         .collect()
-}
-
-#[actor]
-pub struct Sink {
-    got: Arc<AtomicUsize>,
-}
-
-#[actor]
-impl Sink {
-    #[handler(u64)]
-    fn take(&mut self, _n: u64, _c: &mut Ctx<Self>) {
-        self.got.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-#[actor]
-pub struct Relay {
-    to: Addr<Sink>,
-    refused: Arc<AtomicUsize>,
-}
-
-#[actor]
-impl Relay {
-    #[handler(u64)]
-    fn relay(&mut self, n: u64, _c: &mut Ctx<Self>) {
-        // Slow enough that the shutdown finds a backlog here.
-        let until = std::time::Instant::now() + Duration::from_micros(20);
-        while std::time::Instant::now() < until {
-            std::hint::spin_loop();
-        }
-        if self.to.send(n).is_err() {
-            self.refused.fetch_add(1, Ordering::Relaxed);
-        }
-    }
 }
 
 #[test]
@@ -76,6 +46,7 @@ fn a_pooled_upstream_drains_into_its_pooled_downstream_at_shutdown() {
         .spawn(Relay {
             to: sink,
             refused: Arc::clone(&refused),
+            work: Duration::from_micros(20),
         })
         .name("relay")
         .pooled()

@@ -1,11 +1,11 @@
 //! Shutdowns in fresh processes: a pipeline of relays and sinks, on
 //! threads of their own and pooled, mixed, with a backlog, ended by
 //! `shutdown`, by dropping the `System`, or by dropping it while a panic
-//! unwinds. Each run is its own process (this test binary, run again for
-//! its ignored child test), so what a process does once (its first pool,
-//! its threads' start, its exit) is exercised every time. A run that
-//! hangs is killed after a deadline and fails the test; every forward
-//! must be handled, none refused.
+//! unwinds. Each run is its own process (this test binary, run again with
+//! the run's number in an environment variable; `harness = false`), so
+//! what a process does once (its first pool, its threads' start, its exit)
+//! is exercised every time. A run that hangs is killed after a deadline
+//! and fails the test; every forward must be handled, none refused.
 
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,39 +14,14 @@ use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
 
+#[path = "support/pipeline.rs"]
+mod pipeline;
+use pipeline::{Relay, Sink};
+
 const CHILD: &str = "KASPAR_SHUTDOWN_CHILD";
 const RUNS: u32 = 45;
 const MESSAGES: u64 = 5_000;
 const PAIRS: usize = 6;
-
-#[actor]
-pub struct Sink {
-    got: Arc<AtomicUsize>,
-}
-
-#[actor]
-impl Sink {
-    #[handler(u64)]
-    fn take(&mut self, _n: u64, _c: &mut Ctx<Self>) -> u64 {
-        self.got.fetch_add(1, Ordering::Relaxed) as u64
-    }
-}
-
-#[actor]
-pub struct Relay {
-    to: Addr<Sink>,
-    refused: Arc<AtomicUsize>,
-}
-
-#[actor]
-impl Relay {
-    #[handler(u64)]
-    fn relay(&mut self, n: u64, _c: &mut Ctx<Self>) {
-        if self.to.send(n).is_err() {
-            self.refused.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
 
 /// One process's run; `mode` picks how the system ends.
 fn scenario(mode: u32) {
@@ -67,6 +42,7 @@ fn scenario(mode: u32) {
         let relay = system.spawn(Relay {
             to: sink,
             refused: Arc::clone(&refused),
+            work: Duration::ZERO,
         });
         relays.push(if i % 3 == 0 {
             relay.start()
@@ -99,22 +75,17 @@ fn scenario(mode: u32) {
     );
 }
 
-#[test]
-#[ignore = "a child process of `shutdowns_in_fresh_processes_end_and_lose_nothing`"]
-fn child() {
-    let mode = std::env::var(CHILD)
-        .expect("run by the parent test")
-        .parse()
-        .expect("a mode");
-    scenario(mode);
+fn main() {
+    match std::env::var(CHILD) {
+        Ok(mode) => scenario(mode.parse().expect("a mode")),
+        Err(_) => shutdowns_in_fresh_processes_end_and_lose_nothing(),
+    }
 }
 
-#[test]
 fn shutdowns_in_fresh_processes_end_and_lose_nothing() {
     let exe = std::env::current_exe().unwrap();
     for run in 0..RUNS {
         let mut child = Command::new(&exe)
-            .args(["child", "--exact", "--ignored", "--test-threads=1", "-q"])
             .env(CHILD, run.to_string())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -140,4 +111,5 @@ fn shutdowns_in_fresh_processes_end_and_lose_nothing() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    println!("shutdown_processes: {RUNS} fresh processes ended, nothing lost");
 }

@@ -44,6 +44,19 @@ pub(crate) struct Chain {
     finished: bool,
 }
 
+impl Chain {
+    /// A chain over `run`, listed newest first.
+    fn new(mut run: Vec<Listed>) -> Self {
+        run.reverse();
+        Chain {
+            order: run,
+            current: None,
+            stopped: Vec::new(),
+            finished: false,
+        }
+    }
+}
+
 /// What a run's stop did.
 #[derive(Debug, Default)]
 pub(crate) struct Stopped {
@@ -84,24 +97,10 @@ impl Shared {
             members = guard;
             if timed_out && members.chain.is_some() {
                 drop(members);
-                let mut order = run;
-                order.reverse();
-                return give_up(Chain {
-                    order,
-                    current: None,
-                    stopped: Vec::new(),
-                    finished: false,
-                });
+                return give_up(Chain::new(run));
             }
         }
-        let mut order = run;
-        order.reverse();
-        members.chain = Some(Chain {
-            order,
-            current: None,
-            stopped: Vec::new(),
-            finished: false,
-        });
+        members.chain = Some(Chain::new(run));
         drop(members);
         self.advance();
         let mut members = self.members.lock();

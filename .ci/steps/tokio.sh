@@ -16,6 +16,9 @@
 #      shutdown, supervision and the blocking rule on current-thread and
 #      multi-thread runtimes, exact counts; and the thread pool's own
 #      behaviour and blocking tests with the feature on;
+#      tests/pool_tokio_shutdown.rs: a hosted pipeline's shutdown, newest
+#      first and nothing refused, from outside the runtime, inside
+#      `block_on`, and dropped in a task; hosted and threaded in one order;
 #   4. benches/pool_tokio.rs in quick mode: it runs and prints its table
 #      (no timing gate: the numbers depend on the machine's load).
 # Everything it needs comes from crates.io through cargo; nothing to
@@ -24,11 +27,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 cargo clippy -p kaspar --all-targets --features tokio -- -D warnings
-cargo clippy -p kaspar-suite --features tokio --lib --test pool_tokio \
+cargo clippy -p kaspar-suite --features tokio --lib --test pool_tokio --test pool_tokio_shutdown \
     --bench pool_tokio -- -D warnings
 cargo test -p kaspar --features tokio --lib -- delivery::sched system::hosted_tests
 cargo test -p kaspar --features tokio --doc guide_tokio
-cargo test -p kaspar-suite --features tokio --test pool_tokio
+cargo test -p kaspar-suite --features tokio --test pool_tokio --test pool_tokio_shutdown
 cargo test -p kaspar-suite --features tokio --test pool_sched_behaviour \
     --test pool_sched_blocking
 cargo bench -p kaspar-suite --features tokio --bench pool_tokio -- --quick

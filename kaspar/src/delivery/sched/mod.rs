@@ -120,8 +120,11 @@
 //! its last activation leaves the pool, closes the next; the shutdown
 //! waits once for the whole run. Then [`Shared::close_all`] closes whatever
 //! joined meanwhile and lets the workers go once the last member has left.
-//! A hosted pool's members are closed together by `close_all` (its
-//! activations may need the very thread that would wait for them).
+//! A tokio-hosted pool is stopped the same way, but its shutdown does not
+//! sleep while it waits: its thread runs the scheduled activations itself
+//! (the runtime's threads may never run them meanwhile; see the `tokio`
+//! module). A simulated pool's members are closed together by
+//! `close_all`: the simulator chooses which activation runs next.
 //!
 //! # On a tokio runtime
 //!

@@ -15,7 +15,8 @@
 //! worker (the closed actor is scheduled into the next-to-run slot of the
 //! worker that ran the one before), not a wake-up of the waiting thread,
 //! so a million idle members stop in about the time their activations
-//! take.
+//! take. A tokio-hosted pool's waiting thread runs the activations itself
+//! while it waits (`tokio::help_until`), as its `close_all` does.
 //!
 //! The chain is kept under the member list's lock. A member closed by the
 //! chain is *current*; the chain moves on when the member in the current
@@ -69,12 +70,18 @@ pub(crate) struct Stopped {
 
 impl Shared {
     /// Whether a shutdown stops this pool's members one at a time
-    /// ([`stop_in_order`](Self::stop_in_order)). A hosted pool's
-    /// activations run where the waiting thread may be the one to run
-    /// them (a current-thread tokio runtime, the simulator): its members
-    /// are closed together when the pool closes.
+    /// ([`stop_in_order`](Self::stop_in_order)): all but a simulated
+    /// pool's, whose members are closed together when the pool closes
+    /// (the simulator, not the shutdown, chooses which activation runs
+    /// next). A tokio-hosted pool's are stopped in order, the shutdown's
+    /// thread running the activations itself while it waits (it may be
+    /// the runtime's only thread, or nothing may be driving the runtime).
     pub(crate) fn stops_in_order(&self) -> bool {
-        !self.is_hosted()
+        #[cfg(feature = "sim")]
+        if self.sim.is_some() {
+            return false;
+        }
+        true
     }
 
     /// The members now, oldest start first.
@@ -91,58 +98,67 @@ impl Shared {
     ///
     /// [`members_by_start`]: Self::members_by_start
     pub(crate) fn stop_in_order(&self, run: Vec<Listed>, deadline: Option<Instant>) -> Stopped {
-        let mut members = self.members.lock();
-        while members.chain.is_some() {
-            let (guard, timed_out) = self.wait_stop(members, deadline);
-            members = guard;
-            if timed_out && members.chain.is_some() {
-                drop(members);
-                return give_up(Chain::new(run));
-            }
+        let (mut members, free) =
+            self.wait_for(self.members.lock(), deadline, |m| m.chain.is_none());
+        if !free {
+            drop(members);
+            return give_up(Chain::new(run));
         }
         members.chain = Some(Chain::new(run));
         drop(members);
         self.advance();
-        let mut members = self.members.lock();
-        loop {
-            let finished = members.chain.as_ref().is_some_and(|c| c.finished);
-            if finished {
-                let chain = members.chain.take().expect("the chain just seen");
-                drop(members);
-                self.stop_done.notify_all();
-                return Stopped {
-                    stopped: chain.stopped,
-                    unfinished: Vec::new(),
-                };
+        let (mut members, finished) = self.wait_for(self.members.lock(), deadline, |m| {
+            m.chain.as_ref().is_some_and(|c| c.finished)
+        });
+        let chain = members
+            .chain
+            .take()
+            .expect("only its starter takes a chain");
+        drop(members);
+        self.stop_done.notify_all();
+        if finished {
+            Stopped {
+                stopped: chain.stopped,
+                unfinished: Vec::new(),
             }
-            let (guard, timed_out) = self.wait_stop(members, deadline);
-            members = guard;
-            if timed_out && !members.chain.as_ref().is_some_and(|c| c.finished) {
-                let chain = members
-                    .chain
-                    .take()
-                    .expect("only its starter takes a chain");
-                drop(members);
-                self.stop_done.notify_all();
-                return give_up(chain);
-            }
+        } else {
+            give_up(chain)
         }
     }
 
-    /// Waits for the chain to move, until `deadline`; whether it passed.
-    fn wait_stop<'a>(
-        &self,
-        members: MutexGuard<'a, Members>,
+    /// Waits until `done` holds of the member list, or `deadline` passes;
+    /// whether it holds (decided under the lock handed back). The chain's
+    /// end and its start's wait are told by `stop_done`. A tokio-hosted
+    /// pool's waiter runs the scheduled activations meanwhile instead
+    /// (`tokio::help_until`): the runtime's threads may never run them
+    /// while it waits.
+    fn wait_for<'a>(
+        &'a self,
+        mut members: MutexGuard<'a, Members>,
         deadline: Option<Instant>,
+        done: impl Fn(&Members) -> bool,
     ) -> (MutexGuard<'a, Members>, bool) {
-        match deadline {
-            None => (self.stop_done.wait(members), false),
-            Some(d) => {
-                let left = d.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return (members, true);
+        #[cfg(feature = "tokio")]
+        if self.host.is_some() {
+            drop(members);
+            super::tokio::help_until(self, deadline, || done(&self.members.lock()));
+            members = self.members.lock();
+            let held = done(&members);
+            return (members, held);
+        }
+        loop {
+            if done(&members) {
+                return (members, true);
+            }
+            match deadline {
+                None => members = self.stop_done.wait(members),
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return (members, false);
+                    }
+                    members = self.stop_done.wait_timeout(members, left).0;
                 }
-                self.stop_done.wait_timeout(members, left)
             }
         }
     }

@@ -54,16 +54,23 @@
 //! there), it holds the only thread; called from outside, nothing may be
 //! driving a current-thread runtime at all (it runs tasks only inside
 //! `block_on`), or the runtime may be gone. So the shutdown's thread runs
-//! the scheduled activations itself, beside whatever runners the runtime
-//! runs, until the last member has left: the injector, not the runners,
-//! holds what is scheduled, and an actor's activations never overlap
-//! wherever they run.
+//! the scheduled activations itself ([`help_until`]), beside whatever
+//! runners the runtime runs: the injector, not the runners, holds what is
+//! scheduled, and an actor's activations never overlap wherever they run.
+//! It does so while the shutdown stops the members one at a time, newest
+//! first (`stop.rs`: each member's last activation closes the next, which
+//! schedules it on the injector), and then until the last member has
+//! left. Until the order was kept here too, a hosted pool's members were
+//! closed together, and a hosted relay draining 2,000 queued messages
+//! had every forward to its hosted sink refused
+//! (`tests/pool_tokio_shutdown.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::time::Instant;
 
 use crossbeam_deque::Steal;
 use tokio::runtime::{Handle, RuntimeFlavor};
@@ -259,9 +266,26 @@ pub(super) fn drain_here(shared: &Shared) {
     if chain::runs_actor_code() {
         return;
     }
+    help_until(shared, None, || shared.exit_now());
+    // Runners waiting for work find the pool gone, and end.
+    if let Some(host) = &shared.host {
+        host.wake_all();
+    }
+}
+
+/// Runs the pool's scheduled activations on the calling thread, beside
+/// the runtime's runners, until `done` holds or `deadline` passes: a
+/// shutdown's wait for the pool (`drain_here`, and the ordered stop's
+/// wait for each member to leave, `stop.rs`). With nothing scheduled, an
+/// activation is running on another thread of the runtime: it backs off,
+/// then looks every 50 µs.
+pub(super) fn help_until(shared: &Shared, deadline: Option<Instant>, done: impl Fn() -> bool) {
     let budget = shared.config.budget;
     let mut backoff = Backoff::new();
-    while !shared.exit_now() {
+    while !done() {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return;
+        }
         match take(shared) {
             Some(task) => {
                 let again = {
@@ -273,16 +297,10 @@ pub(super) fn drain_here(shared: &Shared) {
                 }
                 backoff = Backoff::new();
             }
-            // An activation is running on another thread of the runtime:
-            // wait for it to finish or to put its actor back.
             None if !backoff.snooze() => {
                 std::thread::sleep(std::time::Duration::from_micros(50));
             }
             None => {}
         }
-    }
-    // Runners waiting for work find the pool gone, and end.
-    if let Some(host) = &shared.host {
-        host.wake_all();
     }
 }

@@ -4,7 +4,8 @@
 //! both kinds of runtime, with the shutdown called from outside the
 //! runtime (where nothing may be driving a current-thread one), inside
 //! `block_on` on its only thread, and as the system is dropped inside a
-//! task on a worker of a multi-thread one.
+//! task on a worker of a multi-thread one. And `shutdown_timeout` stops
+//! waiting for a hosted handler at its deadline.
 //!
 //! Every scenario runs on a helper thread under a watchdog, so a hang
 //! fails the test instead of stalling the suite.
@@ -12,7 +13,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::channel;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
 use kaspar::{PoolConfig, ShutdownReport, SystemConfig, Target};
@@ -234,4 +235,45 @@ fn hosted_and_threaded_actors_stop_in_one_order() {
         }
     });
     assert_eq!(ended, drained(&["front", "relay", "sink"]));
+}
+
+/// Spins for as long as it is told before it returns.
+#[actor]
+pub struct Stuck;
+
+#[actor]
+impl Stuck {
+    #[handler(Duration)]
+    fn spin(&mut self, d: Duration, _c: &mut Ctx<Self>) {
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// `shutdown_timeout` on a hosted pool stops waiting at its deadline,
+/// though a handler on another thread of the runtime has not returned:
+/// the actor is listed unfinished, and a later `shutdown` joins it.
+#[test]
+fn a_hosted_shutdown_timeout_stops_waiting_at_its_deadline() {
+    let (waited, unfinished, later) = watchdog("hosted shutdown_timeout", || {
+        let rt = Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let system = hosted_on(rt.handle().clone());
+        let stuck = system.spawn(Stuck).name("stuck").pooled().start();
+        stuck.send(Duration::from_secs(3)).unwrap();
+        // Let a runner take it.
+        std::thread::sleep(Duration::from_millis(100));
+        let t = Instant::now();
+        let report = system.shutdown_timeout(Duration::from_millis(200));
+        let waited = t.elapsed();
+        let later = system.shutdown();
+        (waited, names(&report.unfinished), names(&later.stopped))
+    });
+    assert!(waited < Duration::from_secs(2), "waited {waited:?}");
+    assert_eq!(unfinished, ["stuck"]);
+    assert_eq!(later, ["stuck"]);
 }

@@ -383,7 +383,7 @@ impl<'s, G: GroupSpec> GroupSpawn<'s, G> {
         self.system.register(Running {
             target: Target::new(ActorId::next(), G::NAME, self.name),
             role: Role::Actor,
-            close: Box::new(move || group::close(&core)),
+            close: Box::new(move |_| group::close(&core)),
             thread: spawned.thread,
             done: spawned.done,
         });

@@ -193,7 +193,7 @@ impl<A: Actor> Spawn<'_, A> {
         system.register(Running {
             target,
             role: Role::Actor,
-            close: Box::new(move || close_cell.inbox.close()),
+            close: Box::new(move |_| close_cell.inbox.close()),
             thread: spawned.thread,
             done: spawned.done,
         });

@@ -178,7 +178,8 @@ impl SystemInner {
     pub(crate) fn register(&self, running: Running) {
         let mut list = self.running.lock();
         if self.closed.load(Ordering::SeqCst) {
-            (running.close)();
+            // Without waiting (a pool's close could): the list is locked.
+            (running.close)(Some(Instant::now()));
         }
         // Under the list's lock: the list stays in start order.
         list.push((self.next_start(), running));

@@ -296,7 +296,7 @@ impl SystemInner {
             self.register(Running {
                 target: Target::new(ActorId::next(), "Pool", Some(format!("pool-{i}").into())),
                 role: Role::PoolWorker,
-                close: Box::new(move || closing.close_all()),
+                close: Box::new(move |deadline| closing.close_all(deadline)),
                 thread: spawned.thread,
                 done: spawned.done,
             });
@@ -336,7 +336,7 @@ impl SystemInner {
         self.register(Running {
             target: Target::new(ActorId::next(), "Pool", Some("pool-tokio".into())),
             role: Role::PoolWorker,
-            close: Box::new(move || closing.close_all()),
+            close: Box::new(move |deadline| closing.close_all(deadline)),
             thread: spawned.thread,
             done: spawned.done,
         });

@@ -42,7 +42,11 @@ pub(crate) struct Running {
     /// As the shutdown report names it.
     pub(crate) target: Target,
     pub(crate) role: Role,
-    pub(crate) close: Box<dyn Fn() + Send>,
+    /// Closes its mailbox (or, for a pool's entry, the pool). Only a
+    /// tokio-hosted pool's close waits: it runs its members' last
+    /// activations on the calling thread until they have left or the
+    /// deadline given passes (`None`: no deadline).
+    pub(crate) close: Box<dyn Fn(Option<Instant>) + Send>,
     pub(crate) thread: JoinHandle<()>,
     pub(crate) done: Arc<Done>,
 }
@@ -146,7 +150,7 @@ impl System {
                 let Some((order, r)) = actors.pop() else {
                     break;
                 };
-                (r.close)();
+                (r.close)(deadline);
                 if !r.done.wait(deadline) {
                     self.abandon();
                     left.push((order, r));
@@ -161,7 +165,7 @@ impl System {
         // The pool's own threads last, once no member is left for them to
         // run; they are the system's, not actors, and are not reported.
         for (order, r) in pool_threads.into_iter().rev() {
-            (r.close)();
+            (r.close)(deadline);
             if r.done.wait(deadline) {
                 let _ = r.thread.join();
             } else {
@@ -224,7 +228,8 @@ impl System {
         }
         let running = self.inner.running.lock();
         for (_, r) in running.iter().rev() {
-            (r.close)();
+            // Closes without waiting: this thread runs actor code.
+            (r.close)(Some(Instant::now()));
             if r.role == Role::Actor {
                 report.unfinished.push(r.target.clone());
             }

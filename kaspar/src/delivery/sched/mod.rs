@@ -154,7 +154,7 @@ mod worker;
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Injector, Stealer, Worker};
 use crossbeam_utils::CachePadded;
@@ -384,7 +384,12 @@ impl Shared {
     /// accepted, stops and leaves; then the workers leave. Members that
     /// join later are closed by their spawn (the system is closed by
     /// then).
-    pub(crate) fn close_all(&self) {
+    ///
+    /// A tokio-hosted pool's close then runs its members' last activations
+    /// on the calling thread until the last has left, or until `deadline`
+    /// (`None`: no deadline; see the `tokio` module). A thread pool's
+    /// returns at once, and `deadline` is not used.
+    pub(crate) fn close_all(&self, deadline: Option<Instant>) {
         self.closing.store(true, Ordering::Release);
         let members = self.members.lock().all();
         for m in members {
@@ -393,8 +398,10 @@ impl Shared {
         self.idle.notify_all();
         #[cfg(feature = "tokio")]
         if self.host.is_some() {
-            self::tokio::drain_here(self);
+            self::tokio::drain_here(self, deadline);
         }
+        #[cfg(not(feature = "tokio"))]
+        let _ = deadline;
     }
 
     /// Whether this pool's activations run as tasks of a tokio runtime, or

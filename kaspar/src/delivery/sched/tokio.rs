@@ -63,7 +63,11 @@
 //! left. Until the order was kept here too, a hosted pool's members were
 //! closed together, and a hosted relay draining 2,000 queued messages
 //! had every forward to its hosted sink refused
-//! (`tests/pool_tokio_shutdown.rs`).
+//! (`tests/pool_tokio_shutdown.rs`). A `shutdown_timeout` stops running
+//! them at its deadline, as it stops waiting for a thread: a handler
+//! still running elsewhere on the runtime is left to return, and its actor
+//! is listed unfinished. (One running on the shutdown's own thread
+//! returns first: that thread is running it.)
 
 use std::future::Future;
 use std::pin::Pin;
@@ -259,14 +263,15 @@ impl Drop for HostedScope {
 }
 
 /// From `close_all`: runs the scheduled activations on the calling
-/// thread until the pool's last member has left (module docs). A thread
+/// thread until the pool's last member has left, or `deadline` passes
+/// (module docs). A thread
 /// that runs actor code does not wait for the pool (its shutdown only
 /// closes), and neither does this.
-pub(super) fn drain_here(shared: &Shared) {
+pub(super) fn drain_here(shared: &Shared, deadline: Option<Instant>) {
     if chain::runs_actor_code() {
         return;
     }
-    help_until(shared, None, || shared.exit_now());
+    help_until(shared, deadline, || shared.exit_now());
     // Runners waiting for work find the pool gone, and end.
     if let Some(host) = &shared.host {
         host.wake_all();

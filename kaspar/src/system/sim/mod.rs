@@ -465,7 +465,7 @@ impl Sim {
         let Some(pool) = self.system.inner.sim_pool() else {
             return;
         };
-        pool.close_all();
+        pool.close_all(None);
         let mut left = self.config.max_steps;
         while self.host.len() > 0 && left > 0 {
             self.step();

@@ -16,6 +16,8 @@
 #   3. tests/sim_system.rs (every placement on one thread, same seed same
 #      trace, faults, refused waits), tests/sim_bugs.rs (planted bugs
 #      found and replayed exactly by both strategies, their fixes passing)
+#      tests/sim_shutdown.rs (a shutdown stops actors newest first, one
+#      at a time, as a live one does: a pipeline drains, nothing refused)
 #      and tests/sim_trading_desk.rs; and the runtime's own delivery,
 #      supervision, pool and allocation tests with the feature on, which
 #      must behave as without it on every thread that is not a
@@ -32,12 +34,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 cargo clippy -p kaspar --all-targets --features sim -- -D warnings
-cargo clippy -p kaspar-suite --features sim --lib --test sim_system \
+cargo clippy -p kaspar-suite --features sim --lib --test sim_system --test sim_shutdown \
     --test sim_bugs --test sim_trading_desk --bench sim \
     --example trading_desk -- -D warnings
 cargo test -p kaspar --features sim --lib -- system::sim system::hosted_tests
 cargo test -p kaspar --features sim --doc sim
-cargo test -p kaspar-suite --features sim --test sim_system --test sim_bugs \
+cargo test -p kaspar-suite --features sim --test sim_system --test sim_shutdown --test sim_bugs \
     --test sim_trading_desk
 cargo test -p kaspar-suite --features sim --test delivery --test supervision \
     --test pool_sched_behaviour --test alloc --test group

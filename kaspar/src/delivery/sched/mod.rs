@@ -123,8 +123,9 @@
 //! A tokio-hosted pool is stopped the same way, but its shutdown does not
 //! sleep while it waits: its thread runs the scheduled activations itself
 //! (the runtime's threads may never run them meanwhile; see the `tokio`
-//! module). A simulated pool's members are closed together by
-//! `close_all`: the simulator chooses which activation runs next.
+//! module). A simulated pool's are stopped in the same order by the
+//! simulator's own shutdown, which runs the steps meanwhile, chosen under
+//! its seed (`Shared::stop_each_stepping`).
 //!
 //! # On a tokio runtime
 //!

@@ -71,9 +71,10 @@ pub(crate) struct Stopped {
 impl Shared {
     /// Whether a shutdown stops this pool's members one at a time
     /// ([`stop_in_order`](Self::stop_in_order)): all but a simulated
-    /// pool's, whose members are closed together when the pool closes
-    /// (the simulator, not the shutdown, chooses which activation runs
-    /// next). A tokio-hosted pool's are stopped in order, the shutdown's
+    /// pool's, which the simulator's own shutdown stops in the same order
+    /// ([`stop_each_stepping`](Self::stop_each_stepping)): there the
+    /// simulator, not a waiting thread, chooses which activation runs
+    /// next. A tokio-hosted pool's are stopped in order, the shutdown's
     /// thread running the activations itself while it waits (it may be
     /// the runtime's only thread, or nothing may be driving the runtime).
     pub(crate) fn stops_in_order(&self) -> bool {
@@ -87,6 +88,30 @@ impl Shared {
     /// The members now, oldest start first.
     pub(crate) fn members_by_start(&self) -> Vec<Listed> {
         self.members.lock().by_start()
+    }
+
+    /// A simulated pool's shutdown, on the simulator's thread: closes the
+    /// members newest first, one at a time, as [`stop_in_order`] does,
+    /// each once the one before has left the pool; `step` runs one of the
+    /// ready activations (which one is the simulator's choice: the closed
+    /// member's, or one of those it sends to) and says whether any was
+    /// ready. With none ready and the member still in the pool, or once
+    /// `step` has run out of steps, the next is closed anyway. Then
+    /// everything left is closed at once ([`close_all`]).
+    ///
+    /// [`stop_in_order`]: Self::stop_in_order
+    /// [`close_all`]: Self::close_all
+    #[cfg(feature = "sim")]
+    pub(crate) fn stop_each_stepping(&self, mut step: impl FnMut() -> bool) {
+        for listed in self.members_by_start().into_iter().rev() {
+            let holds = || self.members.lock().holds(listed.slot, &listed.member);
+            if !holds() {
+                continue;
+            }
+            listed.member.close();
+            while holds() && step() {}
+        }
+        self.close_all(None);
     }
 
     /// Stops `run` (members listed by [`members_by_start`], newest first)

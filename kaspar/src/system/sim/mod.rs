@@ -456,17 +456,27 @@ impl Sim {
         due.saturating_add(Duration::from_nanos(late))
     }
 
-    /// Stops every actor, as a live shutdown does (each drains what it
-    /// accepted, runs `stopped`, and its watchers hear of it), running
-    /// the last steps on this thread; the clients are dropped first.
-    /// Called by `drop`; call it to look at what the stops did.
+    /// Stops every actor as a live shutdown does: newest first, one at a
+    /// time, each once the one before has stopped, so an upstream actor
+    /// drains what it accepted into a downstream still open (each drains,
+    /// runs `stopped`, and its watchers hear of it). The last steps run on
+    /// this thread, chosen under the seed as any others; the clients are
+    /// dropped first. Called by `drop`; call it to look at what the stops
+    /// did.
     pub fn shutdown(&mut self) {
         self.clients.clear();
         let Some(pool) = self.system.inner.sim_pool() else {
             return;
         };
-        pool.close_all(None);
         let mut left = self.config.max_steps;
+        pool.stop_each_stepping(|| {
+            if left == 0 || self.host.len() == 0 {
+                return false;
+            }
+            self.step();
+            left -= 1;
+            true
+        });
         while self.host.len() > 0 && left > 0 {
             self.step();
             left -= 1;

@@ -3,17 +3,16 @@
 //! each named in the report. So a pooled pipeline's upstream drains into
 //! a downstream that is still open: nothing it forwards is refused.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kaspar::prelude::*;
-use kaspar::{PoolConfig, SystemConfig, Target};
+use kaspar::{PoolConfig, SystemConfig};
 
 #[path = "support/pipeline.rs"]
 mod pipeline;
-use pipeline::{Relay, Sink};
+use pipeline::{names, Counts};
 
 fn pool_of(workers: usize) -> System {
     System::with_config(SystemConfig {
@@ -22,42 +21,18 @@ fn pool_of(workers: usize) -> System {
     })
 }
 
-fn names(targets: &[Target]) -> Vec<String> {
-    targets
-        .iter()
-        .map(|t| t.instance.as_deref().unwrap_or("?").to_owned())
-        .collect()
-}
-
 #[test]
 fn a_pooled_upstream_drains_into_its_pooled_downstream_at_shutdown() {
     const N: u64 = 2_000;
     let system = pool_of(2);
-    let got = Arc::new(AtomicUsize::new(0));
-    let refused = Arc::new(AtomicUsize::new(0));
-    let sink = system
-        .spawn(Sink {
-            got: Arc::clone(&got),
-        })
-        .name("sink")
-        .pooled()
-        .start();
-    let relay = system
-        .spawn(Relay {
-            to: sink,
-            refused: Arc::clone(&refused),
-            work: Duration::from_micros(20),
-        })
-        .name("relay")
-        .pooled()
-        .start();
+    let counts = Counts::default();
+    let relay = counts.pooled(&system, Duration::from_micros(20));
     for i in 0..N {
         relay.send(i).unwrap();
     }
     let report = system.shutdown();
     // Closing both at once refused 1,988 of 2,000 here.
-    assert_eq!(refused.load(Ordering::Relaxed), 0, "forwards refused");
-    assert_eq!(got.load(Ordering::Relaxed), N as usize);
+    assert_eq!(counts.now(), (0, N as usize), "(forwards refused, handled)");
     assert_eq!(names(&report.stopped), ["relay", "sink"]);
     assert!(report.unfinished.is_empty() && report.failed.is_empty());
     assert_eq!(system.dead_letters().total(), 0);

@@ -16,12 +16,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
-use kaspar::{PoolConfig, ShutdownReport, SystemConfig, Target};
+use kaspar::{PoolConfig, ShutdownReport, SystemConfig};
 use tokio::runtime::{Builder, Handle};
 
 #[path = "support/pipeline.rs"]
 mod pipeline;
-use pipeline::{Relay, Sink};
+use pipeline::{names, Counts, Relay};
 
 /// Messages queued at the relay when the shutdown begins.
 const N: usize = 2_000;
@@ -43,13 +43,6 @@ fn hosted_on(handle: Handle) -> System {
     })
 }
 
-fn names(targets: &[Target]) -> Vec<String> {
-    targets
-        .iter()
-        .map(|t| t.instance.as_deref().unwrap_or("?").to_owned())
-        .collect()
-}
-
 /// What a pipeline's shutdown left: forwards refused, messages the sink
 /// handled, and the report's stopped actors by name.
 #[derive(Debug, PartialEq)]
@@ -67,24 +60,8 @@ fn pipeline(
     system: System,
     end: impl FnOnce(System) -> Option<ShutdownReport>,
 ) -> (Ended, Option<ShutdownReport>) {
-    let got = Arc::new(AtomicUsize::new(0));
-    let refused = Arc::new(AtomicUsize::new(0));
-    let sink = system
-        .spawn(Sink {
-            got: Arc::clone(&got),
-        })
-        .name("sink")
-        .pooled()
-        .start();
-    let relay = system
-        .spawn(Relay {
-            to: sink,
-            refused: Arc::clone(&refused),
-            work: Duration::from_micros(20),
-        })
-        .name("relay")
-        .pooled()
-        .start();
+    let counts = Counts::default();
+    let relay = counts.pooled(&system, Duration::from_micros(20));
     for i in 0..N as u64 {
         relay.send(i).unwrap();
     }
@@ -94,12 +71,16 @@ fn pipeline(
         .as_ref()
         .map(|r| names(&r.stopped))
         .unwrap_or_default();
-    let ended = Ended {
-        refused: refused.load(Ordering::Relaxed),
-        got: got.load(Ordering::Relaxed),
+    (ended(&counts, stopped), report)
+}
+
+fn ended(counts: &Counts, stopped: Vec<String>) -> Ended {
+    let (refused, got) = counts.now();
+    Ended {
+        refused,
+        got,
         stopped,
-    };
-    (ended, report)
+    }
 }
 
 fn drained(stopped: &[&str]) -> Ended {
@@ -199,27 +180,17 @@ fn hosted_and_threaded_actors_stop_in_one_order() {
             .build()
             .unwrap();
         let system = hosted_on(rt.handle().clone());
-        let got = Arc::new(AtomicUsize::new(0));
-        let refused = Arc::new(AtomicUsize::new(0));
-        let sink = system
-            .spawn(Sink {
-                got: Arc::clone(&got),
-            })
-            .name("sink")
-            .start();
+        let counts = Counts::default();
+        let sink = system.spawn(counts.sink()).name("sink").start();
         let relay = system
-            .spawn(Relay {
-                to: sink,
-                refused: Arc::clone(&refused),
-                work: Duration::from_micros(20),
-            })
+            .spawn(counts.relay(sink, Duration::from_micros(20)))
             .name("relay")
             .pooled()
             .start();
         let front = system
             .spawn(Front {
                 to: relay,
-                refused: Arc::clone(&refused),
+                refused: Arc::clone(&counts.refused),
             })
             .name("front")
             .start();
@@ -228,11 +199,7 @@ fn hosted_and_threaded_actors_stop_in_one_order() {
         }
         drop(front);
         let report = system.shutdown();
-        Ended {
-            refused: refused.load(Ordering::Relaxed),
-            got: got.load(Ordering::Relaxed),
-            stopped: names(&report.stopped),
-        }
+        ended(&counts, names(&report.stopped))
     });
     assert_eq!(ended, drained(&["front", "relay", "sink"]));
 }

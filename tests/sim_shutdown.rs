@@ -4,7 +4,6 @@
 //! chooses, under its seed, which ready activation runs at each step; the
 //! same seed gives the same trace.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,7 +12,7 @@ use kaspar::sim::{Sim, SimConfig};
 
 #[path = "support/pipeline.rs"]
 mod pipeline;
-use pipeline::{Relay, Sink};
+use pipeline::Counts;
 
 /// Messages queued at the relay when the shutdown begins.
 const N: usize = 200;
@@ -22,33 +21,17 @@ const N: usize = 200;
 /// shutdown: forwards refused, messages the sink handled, and the trace.
 fn pipeline(seed: u64) -> (usize, usize, String) {
     let mut sim = Sim::new(SimConfig::seed(seed));
-    let got = Arc::new(AtomicUsize::new(0));
-    let refused = Arc::new(AtomicUsize::new(0));
-    let sink = sim
-        .system()
-        .spawn(Sink {
-            got: Arc::clone(&got),
-        })
-        .start();
-    let relay = sim
-        .system()
-        .spawn(Relay {
-            to: sink,
-            refused: Arc::clone(&refused),
-            work: Duration::ZERO,
-        })
-        .start();
+    let counts = Counts::default();
+    // Every actor of a simulated system is the simulator's: `pooled` or
+    // not, they run there.
+    let relay = counts.pooled(sim.system(), Duration::ZERO);
     for i in 0..N as u64 {
         relay.send(i).unwrap();
     }
     drop(relay);
     sim.shutdown();
-    let trace = sim.trace().to_string();
-    (
-        refused.load(Ordering::Relaxed),
-        got.load(Ordering::Relaxed),
-        trace,
-    )
+    let (refused, got) = counts.now();
+    (refused, got, sim.trace().to_string())
 }
 
 #[test]

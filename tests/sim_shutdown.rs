@@ -93,3 +93,24 @@ fn simulated_actors_stop_newest_first() {
     assert!(addrs.iter().all(|a| a.is_stopped()));
     assert_eq!(sim.system().pooled_actors(), 0);
 }
+
+/// After `Sim::shutdown`, as after a live one, an actor spawned starts
+/// closed: it refuses messages, and has stopped once the simulator has
+/// run its steps. (It was open, and handled what it was sent.)
+#[test]
+fn an_actor_spawned_after_the_shutdown_starts_closed() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut sim = Sim::new(SimConfig::seed(2));
+    sim.shutdown();
+    let late = sim
+        .system()
+        .spawn(Named {
+            name: "late",
+            log: Arc::clone(&log),
+        })
+        .start();
+    assert!(late.send(1).is_err());
+    sim.run();
+    assert!(late.is_stopped());
+    assert_eq!(*log.lock().unwrap(), ["late"]);
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use kaspar::prelude::*;
 use kaspar::sim::{self, Check, Faults, Sim, SimConfig, Strategy, What};
-use kaspar::{AskError, MailboxKind, Placement, SendError, Supervision, Time};
+use kaspar::{AskError, FastSendError, MailboxKind, Placement, SendError, Supervision, Time};
 
 pub struct Add(pub u64);
 pub struct Total;
@@ -305,6 +305,48 @@ fn a_blocking_wait_is_refused_on_the_simulators_thread() {
     });
     assert!(sim.run().stuck.is_empty());
     assert_eq!(refused.load(Ordering::Relaxed), 1);
+}
+
+/// Has a `started` hook, so `start` hands its lock over to its first step.
+#[actor]
+pub struct Hooked {
+    started: bool,
+}
+
+#[actor]
+impl Hooked {
+    #[started]
+    fn started(&mut self, _ctx: &mut Ctx<Self>) {
+        self.started = true;
+    }
+
+    #[handler(Total)]
+    fn started_yet(&mut self, _t: Total, _ctx: &mut Ctx<Self>) -> bool {
+        self.started
+    }
+}
+
+/// A `fast_send` from the test's own thread, outside any step, to an actor
+/// whose first step (its `started` hook) has not run: only a step the
+/// simulator chooses can run it, so the wait is refused with the message
+/// back. It hung before (under a watchdog here, so a hang fails).
+#[test]
+fn a_fast_send_before_the_first_step_is_refused_not_hung() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sim = Sim::new(SimConfig::seed(1));
+        let h = sim.system().spawn(Hooked { started: false }).start();
+        let before = matches!(
+            h.fast_send(Total),
+            Err(FastSendError::Deadlock { msg: Total, .. })
+        );
+        let settled = sim.run().stuck.is_empty();
+        let _ = done.send((before, settled, h.fast_send(Total).ok()));
+    });
+    let got = finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the fast_send hung");
+    assert_eq!(got, (true, true, Some(true)));
 }
 
 #[test]

@@ -236,6 +236,10 @@ impl<G: GroupSpec, A: Actor> GroupSink<Queued<A::Msg>> for MemberSink<G, A> {
         self.core.mailbox.hosted()
     }
 
+    fn before_first_wait(&self, begun: &dyn Fn() -> bool) -> bool {
+        self.core.mailbox.before_first_wait(begun)
+    }
+
     #[cfg(any(feature = "metrics", feature = "console"))]
     fn len(&self) -> usize {
         self.core.mailbox.len()

@@ -69,6 +69,10 @@ impl<G: GroupSpec> Schedule for GroupHook<G> {
     fn hosted(&self) -> bool {
         self.pool.is_hosted()
     }
+
+    fn before_first_wait(&self, begun: &dyn Fn() -> bool) -> bool {
+        self.pool.before_first_wait(begun)
+    }
 }
 
 impl<G: GroupSpec> Member for PooledGroup<G> {

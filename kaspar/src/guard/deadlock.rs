@@ -241,6 +241,18 @@ impl Drop for Registered {
     }
 }
 
+/// A wait refused before it began, as a cycle of one edge: the caller's
+/// own, on `waits_for` (a wait that could only end on the calling thread,
+/// which it would block).
+pub(crate) fn own_edge(me: usize, kind: WaitKind, waits_for: Target) -> Vec<WaitEdge> {
+    vec![WaitEdge {
+        thread: me,
+        chain: chain::snapshot(),
+        waits_for,
+        kind,
+    }]
+}
+
 /// Walks the wait-for graph from `on`. On a cycle through the calling
 /// thread returns its edges (the caller's own edge first); otherwise
 /// registers the caller as waiting on `on` and returns a guard that
@@ -260,12 +272,7 @@ pub(crate) fn before_wait(
     // one edge, the caller's own (`delivery/sched/tokio.rs`).
     #[cfg(any(feature = "tokio", feature = "sim"))]
     if blocking::refuses(on.kind) {
-        return Err(vec![WaitEdge {
-            thread: me,
-            chain: chain::snapshot(),
-            waits_for: target(),
-            kind: on.kind,
-        }]);
+        return Err(own_edge(me, on.kind, target()));
     }
     if !chain::may_be_waited_for() {
         // Nobody can be waiting for this thread, so its wait closes no

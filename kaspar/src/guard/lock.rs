@@ -297,9 +297,8 @@ impl ActorLock {
         }
     }
 
-    /// Whether the lock is held for a thread that has yet to adopt it
-    /// (for the loom models).
-    #[cfg(loom)]
+    /// Whether the lock is held for a thread that has yet to adopt it: an
+    /// actor's first activation (or its thread) that has not begun.
     pub(crate) fn is_handed_over(&self) -> bool {
         self.owner() == HANDED_OVER
     }

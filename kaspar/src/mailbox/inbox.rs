@@ -31,6 +31,9 @@ pub(crate) trait GroupSink<M>: Send + Sync {
     /// Whether the group's activations run as tasks of an async runtime
     /// ([`Schedule::hosted`](crate::mailbox::Schedule::hosted)).
     fn hosted(&self) -> bool;
+    /// [`Schedule::before_first_wait`](crate::mailbox::Schedule::before_first_wait)
+    /// of the group's queue.
+    fn before_first_wait(&self, begun: &dyn Fn() -> bool) -> bool;
     /// Messages queued in the group's queue now, every member's (a
     /// snapshot, for the metrics collector).
     #[cfg(any(feature = "metrics", feature = "console"))]
@@ -140,6 +143,16 @@ impl<M> Inbox<M> {
         match self {
             Inbox::Own(mailbox) => mailbox.hosted(),
             Inbox::Group { sink, .. } => sink.hosted(),
+        }
+    }
+
+    /// Whether a synchronous caller may wait for the lock the actor's (or
+    /// its group's) first activation has yet to take
+    /// ([`Schedule::before_first_wait`](crate::mailbox::Schedule::before_first_wait)).
+    pub(crate) fn before_first_wait(&self, begun: &dyn Fn() -> bool) -> bool {
+        match self {
+            Inbox::Own(mailbox) => mailbox.before_first_wait(begun),
+            Inbox::Group { sink, .. } => sink.before_first_wait(begun),
         }
     }
 }

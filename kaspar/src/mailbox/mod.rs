@@ -338,6 +338,12 @@ impl<T> Mailbox<T> {
         self.task().is_some_and(|t| t.hosted())
     }
 
+    /// [`Schedule::before_first_wait`] of a pooled consumer; `true` (wait)
+    /// for a thread's.
+    pub(crate) fn before_first_wait(&self, begun: &dyn Fn() -> bool) -> bool {
+        self.task().is_none_or(|t| t.before_first_wait(begun))
+    }
+
     fn task_slot(&self) -> &TaskSlot {
         match self {
             Mailbox::BQueue(q) => &q.locked().task,

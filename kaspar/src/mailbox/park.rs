@@ -63,6 +63,18 @@ pub(crate) trait Schedule: Send + Sync + 'static {
     fn hosted(&self) -> bool {
         false
     }
+    /// A synchronous caller (a `fast_send`) is about to wait for the
+    /// actor's lock, held for the actor's first activation, which has not
+    /// taken it yet (`begun` says once it has): whether the wait may go
+    /// on. Where only the calling thread could run that activation (a
+    /// hosted pool: a current-thread runtime's one thread, a runtime
+    /// nobody drives, the simulator's thread), the pool either runs its
+    /// scheduled activations on the calling thread until `begun`, or
+    /// refuses the wait. A thread pool's workers run it: wait.
+    fn before_first_wait(&self, begun: &dyn Fn() -> bool) -> bool {
+        let _ = begun;
+        true
+    }
 }
 
 /// Where a mailbox keeps its [`Schedule`] hook: empty for a consumer that

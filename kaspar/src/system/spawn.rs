@@ -355,7 +355,13 @@ impl<'s, A: Actor> Spawn<'s, A> {
     /// queued: a `fast_send` made right after `start` returns waits for it
     /// (`fast_send_x` may find the actor busy until it has run). An actor
     /// without the hook, spawned with its state, is open as `start`
-    /// returns.
+    /// returns. A pooled actor's hook runs in its first activation; on a
+    /// pool hosted on tokio, a `fast_send` waiting for it runs the pool's
+    /// queued activations on its own thread until it has begun (the
+    /// runtime's one thread may be the caller's), and inside a hosted
+    /// handler, or in a simulation outside a step, the wait is refused as
+    /// [`FastSendError::Deadlock`](crate::FastSendError::Deadlock) with the
+    /// message handed back.
     ///
     /// If the system is already shut down, the actor starts closed: it runs
     /// its hooks and sends to it return `Closed`.

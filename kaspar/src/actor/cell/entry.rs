@@ -13,7 +13,7 @@ use crate::base::ids::ClassId;
 use crate::base::stats::Rare;
 use crate::base::sync::{Ordering, UnsafeCell};
 use crate::guard::chain::{self, CallChain, ChainGuard, CyclePolicy, GroupMark};
-use crate::guard::deadlock::{self, WaitOn};
+use crate::guard::deadlock::{self, WaitKind, WaitOn};
 use crate::guard::lock::{ActorLock, Wait};
 
 /// Proof that the calling thread holds an actor's lock and has its frame on
@@ -408,6 +408,21 @@ impl<A: Actor> ActorCell<A> {
     fn wait_for_lock(&self, me: usize, wait: Wait) -> Result<(), Refusal> {
         if wait == Wait::Try {
             return Err(Refusal::Busy);
+        }
+        // The lock waits for the actor's first activation (`start` handed
+        // it over so that `started` runs first); on a hosted pool that
+        // activation may need this very thread.
+        if self.lock.is_handed_over()
+            && !self
+                .inbox
+                .before_first_wait(&|| !self.lock.is_handed_over())
+        {
+            self.stats.shared.bump(Rare::Deadlocks);
+            return Err(Refusal::Deadlock(deadlock::own_edge(
+                me,
+                WaitKind::Lock,
+                self.target(),
+            )));
         }
         let target = || self.target();
         let _registered = match deadlock::before_wait(me, WaitOn::lock(&self.lock), target) {

@@ -76,6 +76,10 @@ impl<A: Actor> Schedule for Hook<A> {
     fn hosted(&self) -> bool {
         self.pool.is_hosted()
     }
+
+    fn before_first_wait(&self, begun: &dyn Fn() -> bool) -> bool {
+        self.pool.before_first_wait(begun)
+    }
 }
 
 impl<A: Actor> Member for ActorCell<A> {

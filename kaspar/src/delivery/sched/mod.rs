@@ -419,6 +419,35 @@ impl Shared {
         false
     }
 
+    /// [`Schedule::before_first_wait`](crate::mailbox::Schedule::before_first_wait)
+    /// for a member of this pool. A simulated pool refuses: only a step
+    /// the simulator chooses runs an activation. A tokio-hosted pool
+    /// refuses inside one of its activations (the blocking rule of the
+    /// `tokio` module: a wait there may need the very thread it blocks),
+    /// and elsewhere outside actor code runs the scheduled activations on
+    /// the calling thread until the first has begun (`tokio::help_until`),
+    /// as a shutdown does; a thread running another actor's handler waits
+    /// for the runtime's threads. Before this, a `fast_send` right after
+    /// `start` on a current-thread runtime hung.
+    pub(crate) fn before_first_wait(&self, begun: &dyn Fn() -> bool) -> bool {
+        #[cfg(feature = "sim")]
+        if self.sim.is_some() {
+            return false;
+        }
+        #[cfg(feature = "tokio")]
+        if self.host.is_some() {
+            use crate::guard::{blocking, chain, deadlock::WaitKind};
+            if blocking::refuses(WaitKind::Reply) {
+                return false;
+            }
+            if !chain::runs_actor_code() {
+                self::tokio::help_until(self, None, begun);
+            }
+        }
+        let _ = begun;
+        true
+    }
+
     /// Whether the workers should leave: closing, and no member left.
     /// Once true, stays true.
     fn exit_now(&self) -> bool {

@@ -45,6 +45,11 @@
 //! (`tell` and `reply_to`) and handles the answer as a message, as async
 //! code awaits. Waits for an actor's lock (`fast_send`) are not refused:
 //! the lock's holder is a handler running on some thread, which returns.
+//! The exception is a lock still handed over to an actor's first
+//! activation, which has yet to begin and may need this very thread:
+//! that wait is refused the same way inside a hosted activation, and
+//! outside actor code the waiting thread runs the pool's queued
+//! activations until it has begun (`Shared::before_first_wait`).
 //!
 //! # Shutdown
 //!

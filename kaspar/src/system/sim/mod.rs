@@ -465,6 +465,12 @@ impl Sim {
     /// did.
     pub fn shutdown(&mut self) {
         self.clients.clear();
+        // As a live shutdown: an actor spawned from now on (a `stopped`
+        // hook's, say) starts closed.
+        self.system
+            .inner
+            .closed
+            .store(true, crate::base::sync::Ordering::SeqCst);
         let Some(pool) = self.system.inner.sim_pool() else {
             return;
         };

@@ -177,6 +177,68 @@ fn actors_fan_in_exactly_once_fifo() {
     }
 }
 
+/// Forwards each sequence number to the sink as its producer's item.
+#[actor]
+pub struct Forwarder {
+    producer: usize,
+    to: Addr<Sink>,
+}
+
+#[actor]
+impl Forwarder {
+    #[handler(usize)]
+    fn forward(&mut self, seq: usize, _ctx: &mut Ctx<Self>) {
+        let producer = self.producer;
+        push_retrying(|m| self.to.send(m), Item { producer, seq });
+    }
+}
+
+/// Per-sender FIFO holds for a pooled sender, whose activations move
+/// between the pool's threads: its sends keep to one lane of a `Sharded`
+/// mailbox (the lane was the thread's, and a pooled relay's items came out
+/// of order), and to every other kind's order.
+#[test]
+fn pooled_senders_keep_their_order_into_every_kind() {
+    const RELAYS: usize = 4;
+    const EACH: usize = 20_000;
+    for kind in kinds() {
+        let log = Arc::new(Mutex::new(Log::default()));
+        let system = System::with_config(kaspar::SystemConfig {
+            pool: kaspar::PoolConfig::new().workers(2),
+            ..kaspar::SystemConfig::default()
+        });
+        let sink = system
+            .spawn(Sink {
+                log: Arc::clone(&log),
+            })
+            .mailbox(kind)
+            .max_batch(1)
+            .start();
+        let relays: Vec<_> = (0..RELAYS)
+            .map(|producer| {
+                system
+                    .spawn(Forwarder {
+                        producer,
+                        to: sink.clone(),
+                    })
+                    .pooled()
+                    .start()
+            })
+            .collect();
+        for seq in 0..EACH {
+            for relay in &relays {
+                relay.send(seq).unwrap();
+            }
+        }
+        drop((relays, sink));
+        // Shutdown stops the relays (newest first), then the sink, each
+        // draining what it accepted.
+        system.shutdown();
+        let log = log.lock().unwrap();
+        assert_exactly_once_in_order(kind, &log.seen, RELAYS, EACH);
+    }
+}
+
 // Mailboxes chosen by the attribute rather than at spawn.
 
 #[actor(mailbox = MailboxKind::Sharded { lanes: 8, capacity: 128 })]

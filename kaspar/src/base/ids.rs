@@ -92,6 +92,46 @@ impl ClassId {
     }
 }
 
+std::thread_local! {
+    /// The sender key of the pooled activation running on this thread, or
+    /// 0 ([`sender_key`]).
+    static SENDER: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The key a sharded queue files the calling thread's pushes under, so
+/// that one sender's messages keep to one lane (per-sender FIFO): the
+/// pooled actor (or pooled group) whose activation runs on this thread,
+/// whose activations move between the pool's threads; anywhere else, the
+/// thread's own [`thread_key`].
+#[inline]
+pub(crate) fn sender_key() -> usize {
+    match SENDER.with(std::cell::Cell::get) {
+        0 => thread_key(),
+        key => key,
+    }
+}
+
+/// While alive, [`sender_key`] on this thread is a pooled activation's
+/// own key; the previous one comes back on drop.
+pub(crate) struct SenderScope(usize);
+
+impl SenderScope {
+    /// Makes `key` (nonzero: the activation's actor's address) this
+    /// thread's sender key.
+    #[inline]
+    pub(crate) fn enter(key: usize) -> SenderScope {
+        debug_assert_ne!(key, 0);
+        SenderScope(SENDER.with(|s| s.replace(key)))
+    }
+}
+
+impl Drop for SenderScope {
+    #[inline]
+    fn drop(&mut self) {
+        SENDER.with(|s| s.set(self.0));
+    }
+}
+
 /// A per-thread number for spreading threads over the lanes of a sharded
 /// queue: stable for the life of the thread, distinct between live threads.
 /// (The call chain names threads by its own token, `guard::chain::

@@ -142,6 +142,9 @@ impl<G: GroupSpec> PooledGroup<G> {
     /// then up to `budget` messages.
     fn activate(&self, run: &mut GroupRun<G>, budget: usize) -> Ran {
         let _consuming = self.lock.consuming(chain::thread_token());
+        // The members' sends keep to one lane of a sharded mailbox, on
+        // whichever thread this activation runs (per-sender FIFO).
+        let _sender = crate::base::ids::SenderScope::enter(self as *const Self as usize);
         let GroupRun {
             spec,
             init,

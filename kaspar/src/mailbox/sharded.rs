@@ -1,18 +1,21 @@
 //! `ShardedBQueue`: N independently locked lanes (paper §9.2, fan-in).
 //!
 //! Algorithm: the queue is `lanes` FIFO deques, each behind its own mutex.
-//! A producer keeps to one lane, picked from a per-thread token, so
-//! producers on different threads mostly take different locks and a long
-//! fan-in does not convoy on one mutex. The single consumer drains the lanes
-//! round-robin, starting each drain one lane further than the last, taking
-//! as many messages per lane lock as `max` allows. One atomic word, `state`,
-//! counts queued messages and carries the consumer's `SLEEPING` bit and the
-//! `CLOSED` bit; it is the consumer's one wakeup mechanism (see
+//! A producer keeps to one lane, picked from a per-sender token (its
+//! thread's, or a pooled actor's, whose activations move between threads),
+//! so producers on different threads mostly take different locks and a long
+//! fan-in does not convoy on one mutex. The single consumer drains the
+//! lanes round-robin, starting each drain one lane further than the last,
+//! taking as many messages per lane lock as `max` allows. One atomic word,
+//! `state`, counts queued messages and carries the consumer's `SLEEPING`
+//! bit and the `CLOSED` bit; it is the consumer's one wakeup mechanism (see
 //! [`park`]).
 //!
 //! Invariants:
-//! * per-sender FIFO: one thread's pushes go to one lane (its token is fixed
-//!   for the thread's life) and a lane is FIFO. There is no order *between*
+//! * per-sender FIFO: one sender's pushes go to one lane (a thread's token
+//!   is fixed for the thread's life; a pooled actor's is its own, on
+//!   whichever thread its activation runs, and its activations never
+//!   overlap) and a lane is FIFO. There is no order *between*
 //!   lanes: two threads' messages may be handled in either order even if
 //!   one pushed strictly before the other;
 //! * `state >> 2` never undercounts a lane's contents: a producer adds its
@@ -115,11 +118,12 @@ impl<T> ShardedBQueue<T> {
         self.lanes.len()
     }
 
-    /// Appends `msg` on the calling thread's lane; returns the queue length
-    /// after the push (a snapshot).
+    /// Appends `msg` on the calling sender's lane (the calling thread's,
+    /// or the pooled actor's whose activation runs on it); returns the
+    /// queue length after the push (a snapshot).
     #[inline]
     pub fn push(&self, msg: T) -> Result<usize, SendError<T>> {
-        self.push_from(crate::base::ids::thread_key(), msg)
+        self.push_from(crate::base::ids::sender_key(), msg)
     }
 
     /// Appends `msg` on the lane for `key` (`key % lanes`). Messages pushed

@@ -17,6 +17,7 @@ use super::{worker, Member, Runnable, Shared, Task};
 use crate::actor::cell::{ActorCell, Held, STOPPED};
 use crate::actor::trace;
 use crate::actor::traits::{Actor, ActorConfig};
+use crate::base::ids;
 use crate::delivery::run_loop::{self, Init};
 use crate::failure::drop_quietly;
 use crate::guard::chain;
@@ -230,6 +231,9 @@ fn activate<A: Actor>(
     // While it runs, this thread handles the actor's queue: a thread
     // waiting on an `ask` to it waits for this thread (deadlock detector).
     let _consuming = cell.lock().consuming(chain::thread_token());
+    // What the actor sends keeps to one lane of a sharded mailbox, on
+    // whichever thread this activation runs (per-sender FIFO).
+    let _sender = ids::SenderScope::enter(Arc::as_ptr(cell).cast::<()>() as usize);
     let Run {
         init,
         batch,

@@ -11,7 +11,7 @@
 //! | a handler panicked on it (any thread, any mode) | [`Panicked`](DeadLetterReason::Panicked) |
 //! | queued for an actor that supervision stopped | [`Stopped`](DeadLetterReason::Stopped) / [`RestartLimit`](DeadLetterReason::RestartLimit) |
 //! | queued when [`System::shutdown_timeout`](crate::System::shutdown_timeout) gave up | [`ShutdownTimeout`](DeadLetterReason::ShutdownTimeout) |
-//! | a `request` reply or a watch notification whose receiver had stopped | [`Undeliverable`](DeadLetterReason::Undeliverable) |
+//! | a `request` reply or a watch notification its receiver could not take (stopped, or a full mailbox that rejects) | [`Undeliverable`](DeadLetterReason::Undeliverable) |
 //! | sent to another process that died before acknowledging it (kaspar-remote's retain buffer) | [`PeerLost`](DeadLetterReason::PeerLost) |
 //!
 //! A system has one sink ([`System::dead_letters`](crate::System::dead_letters)).
@@ -47,8 +47,12 @@ pub enum DeadLetterReason {
     /// handler; the letter carries the panic payload instead.
     Panicked,
     /// A `request` reply, or a [`Terminated`](crate::Terminated) /
-    /// [`Restarted`](crate::Restarted) notification, whose receiver had
-    /// stopped accepting.
+    /// [`Restarted`](crate::Restarted) notification, that its receiver
+    /// could not take: it had stopped accepting, its bounded mailbox was
+    /// full and rejects ([`WhenFull::Reject`](crate::WhenFull::Reject)),
+    /// or waiting for room there would have closed a deadlock. The
+    /// replying handler does not see the refusal (it has returned), so
+    /// the reply comes here rather than back.
     Undeliverable,
     /// Sent to an actor in another process whose link was lost before
     /// that process acknowledged handling it (kaspar-remote, with a retain

@@ -97,6 +97,18 @@ impl System {
             return self.close_without_waiting();
         }
         let mut report = ShutdownReport::default();
+        // Pooled actors that stop during this shutdown without being in
+        // one of its runs (spawned meanwhile, say, by a `stopped` hook) are
+        // reported too, as they stop, as a thread spawned meanwhile is.
+        let logged = self.ordered_pool();
+        if let Some(pool) = &logged {
+            pool.log_leaves();
+        }
+        let unlisted = |report: &mut ShutdownReport| {
+            if let Some(pool) = &logged {
+                report.stopped.extend(pool.unlisted_left(false));
+            }
+        };
         let mut left = Vec::new();
         let mut pool_threads = Vec::new();
         // Once a deadline has passed, the pool's members are closed all
@@ -139,6 +151,7 @@ impl System {
                     let pool = pool.as_ref().expect("members come from the pool");
                     let stopped = pool.stop_in_order(run, deadline);
                     report.stopped.extend(stopped.stopped);
+                    unlisted(&mut report);
                     if !stopped.unfinished.is_empty() {
                         self.abandon();
                         report.unfinished.extend(stopped.unfinished);
@@ -160,6 +173,7 @@ impl System {
                     Ok(()) => report.stopped.push(r.target),
                     Err(_) => report.failed.push(r.target),
                 }
+                unlisted(&mut report);
             }
         }
         // The pool's own threads last, once no member is left for them to
@@ -172,6 +186,9 @@ impl System {
                 self.abandon();
                 left.push((order, r));
             }
+        }
+        if let Some(pool) = &logged {
+            report.stopped.extend(pool.unlisted_left(true));
         }
         if !left.is_empty() {
             self.inner.gave_up.store(true, Ordering::SeqCst);
@@ -257,8 +274,10 @@ pub struct ShutdownReport {
     /// one entry: its type name, its instance name if it was given one,
     /// and an id of its own. A pooled actor that had stopped before the
     /// shutdown began has left the pool and is not listed (an actor on a
-    /// thread of its own is, as its thread is joined); the pool's worker
-    /// threads are not actors and are not listed.
+    /// thread of its own is, as its thread is joined); one that starts
+    /// while the shutdown runs (spawned by a `stopped` hook, say) starts
+    /// closed and is listed once it has stopped, as on a thread. The
+    /// pool's worker threads are not actors and are not listed.
     pub stopped: Vec<Target>,
     /// Actor threads that died outside a handler (a runtime bug).
     pub failed: Vec<Target>,

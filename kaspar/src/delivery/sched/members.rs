@@ -22,7 +22,16 @@ pub(super) struct Members {
     free: Vec<usize>,
     /// A shutdown stopping members one at a time, newest first.
     pub(super) chain: Option<Chain>,
+    /// While a shutdown runs ([`Shared::log_leaves`](super::Shared::log_leaves)):
+    /// the members that left without having been listed for it (spawned
+    /// while it ran, or stopped before their run began), in the order
+    /// they left. A listed member is the shutdown's chain's to report.
+    pub(super) unlisted_left: Option<Vec<crate::base::ids::Target>>,
 }
+
+/// The bit of an entry's start order that says a shutdown has listed it
+/// ([`Members::by_start`]); no system starts 2^63 actors.
+const LISTED: u64 = 1 << 63;
 
 /// Slots per chunk: 24 KiB.
 const CHUNK: usize = 1024;
@@ -68,16 +77,21 @@ impl Members {
     }
 
     /// Takes the member out of `slot` (to be dropped outside the lock: it
-    /// may be the last hold on an actor, whose drop runs user code).
+    /// may be the last hold on an actor, whose drop runs user code). While
+    /// a shutdown runs, a member it never listed is logged as it leaves
+    /// ([`unlisted_left`](Self::unlisted_left)).
     pub(super) fn remove(&mut self, slot: usize) -> Option<Arc<dyn Member>> {
-        let member = self
+        let (order, member) = self
             .chunks
             .get_mut(slot / CHUNK)
-            .and_then(|chunk| chunk[slot % CHUNK].take());
-        if member.is_some() {
-            self.free.push(slot);
+            .and_then(|chunk| chunk[slot % CHUNK].take())?;
+        self.free.push(slot);
+        if let Some(log) = &mut self.unlisted_left {
+            if order & LISTED == 0 {
+                log.push(member.target());
+            }
         }
-        member.map(|(_, member)| member)
+        Some(member)
     }
 
     /// Whether `slot` holds `member` still (it has not left).
@@ -93,16 +107,25 @@ impl Members {
         self.entries().map(|(_, (_, m))| Arc::clone(m)).collect()
     }
 
-    /// Every member now, oldest start first, for a shutdown.
-    pub(super) fn by_start(&self) -> Vec<Listed> {
-        let mut listed: Vec<Listed> = self
-            .entries()
-            .map(|(slot, (order, member))| Listed {
-                order: *order,
-                slot,
-                member: Arc::clone(member),
-            })
-            .collect();
+    /// Every member now, oldest start first, for a shutdown; each is
+    /// marked listed, so that its leaving is the shutdown's to report.
+    pub(super) fn by_start(&mut self) -> Vec<Listed> {
+        let mut listed = Vec::new();
+        for (slot, entry) in self
+            .chunks
+            .iter_mut()
+            .flat_map(|chunk| chunk.iter_mut())
+            .enumerate()
+        {
+            if let Some((order, member)) = entry {
+                *order |= LISTED;
+                listed.push(Listed {
+                    order: *order & !LISTED,
+                    slot,
+                    member: Arc::clone(member),
+                });
+            }
+        }
         listed.sort_unstable_by_key(|l| l.order);
         listed
     }

@@ -85,9 +85,36 @@ impl Shared {
         true
     }
 
-    /// The members now, oldest start first.
+    /// The members now, oldest start first, each marked listed: its leaving
+    /// is then the chain's to report, not [`unlisted_left`](Self::unlisted_left)'s.
     pub(crate) fn members_by_start(&self) -> Vec<Listed> {
         self.members.lock().by_start()
+    }
+
+    /// A shutdown begins: from now on, members that leave without having
+    /// been listed for it (spawned while it runs, or stopped by other
+    /// means before their run began) are logged, for its report.
+    pub(crate) fn log_leaves(&self) {
+        let mut members = self.members.lock();
+        if members.unlisted_left.is_none() {
+            members.unlisted_left = Some(Vec::new());
+        }
+    }
+
+    /// The members logged since the last call, in the order they left
+    /// ([`log_leaves`](Self::log_leaves)); `end`: the shutdown is over,
+    /// and the log stops.
+    pub(crate) fn unlisted_left(&self, end: bool) -> Vec<Target> {
+        let mut members = self.members.lock();
+        if end {
+            members.unlisted_left.take().unwrap_or_default()
+        } else {
+            members
+                .unlisted_left
+                .as_mut()
+                .map(mem::take)
+                .unwrap_or_default()
+        }
     }
 
     /// A simulated pool's shutdown, on the simulator's thread: closes the

@@ -50,7 +50,10 @@ pub struct ActorStats {
     pub deadlocks: u64,
     /// Handler panics caught.
     pub panics: u64,
-    /// The most messages ever queued in the mailbox at once.
+    /// The most messages ever queued in the mailbox at once, as its pushes
+    /// saw it: exact for every kind but `Segmented`, whose lock-free push
+    /// reads the consumer's position only once per block, so its mark may
+    /// be up to one block (31 messages) above the true peak.
     pub mailbox_high_water: u64,
     /// Messages for this actor that went to dead letters: panicked,
     /// queued when supervision stopped it or a shutdown gave up on it, and

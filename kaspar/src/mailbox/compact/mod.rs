@@ -273,8 +273,9 @@ impl<T> CompactMpsc<T> {
         }
     }
 
-    /// Appends `msg`; returns the length after the push. Never full: hands
-    /// the message back only once closed.
+    /// Appends `msg`; returns the length after the push, the spill's
+    /// included (as [`len`](Self::len) counts it). Never full: hands the
+    /// message back only once closed.
     #[inline]
     pub fn push(&self, msg: T) -> Result<usize, SendError<T>> {
         let mut held = self.lock();
@@ -298,7 +299,10 @@ impl<T> CompactMpsc<T> {
         if asleep {
             self.wake.wake();
         }
-        Ok(len)
+        // With the spill's (C5): what the consumer took from the queue and
+        // has yet to hand out is still queued, as `len` counts it, and the
+        // actor's high-water mark is read from this.
+        Ok(len + self.spilled())
     }
 
     /// The pooled consumer's drain: moves up to `max` messages without

@@ -75,8 +75,10 @@ impl<A: Actor> Addr<A> {
     }
 
     /// Stops the actor gracefully, from outside (as [`Ctx::stop`] does from
-    /// inside): it stops accepting at once (later sends get `Closed`, the
-    /// message handed back), handles everything it accepted before, then
+    /// inside): its mailbox stops accepting at once (later queued sends get
+    /// `Closed`, the message handed back), it handles everything it
+    /// accepted before (a synchronous `fast_send` still runs inline while
+    /// it does, and is refused as `Closed` once the actor has stopped), then
     /// its `#[stopped]` hook runs on its own thread and its watchers get
     /// [`Terminated`](crate::Terminated). Returns without waiting; use
     /// [`watch`](Self::watch) to learn when it is done. A group member's

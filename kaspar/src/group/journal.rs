@@ -15,7 +15,16 @@
 //! inputs, so in the group's queue order), and [`Simulation::replay`] fires
 //! the group's next timer exactly where the live run did, instead of by its
 //! virtual due time. A live run with periodic timers therefore replays to
-//! the same outputs, as an input-only one does.
+//! the same outputs, as an input-only one does, provided the replay picks
+//! the same timer: a record says *that* one of the group's timers fired,
+//! not which, and the replay fires the pending one due first. A timer's due
+//! time counts from `ctx.now()` when a handler armed it: live, when the
+//! handler ran; in a replay, the input's recorded arrival. Two timers armed
+//! by inputs that waited in the queue live (a handler slower than the
+//! inputs' spacing) can therefore be due in the other order in the replay,
+//! and fire swapped. Timers of actors outside the group
+//! ([`Simulation::spawn`]) share the simulation's clock, and a record may
+//! fire one of theirs. Both are known limits (the book's replay chapter).
 //!
 //! # File format
 //!
@@ -475,8 +484,9 @@ impl<G: GroupSpec> Simulation<G> {
     /// Replays a journal: for each input, moves virtual time to its
     /// arrival time, routes it exactly as [`Journaled::feed`] did, and
     /// settles; for each timer record, moves virtual time there and fires
-    /// the group's next timer (the one that fired live at that point), and
-    /// settles. Timers fire only where the journal says, never by due time.
+    /// the next timer due (the one that fired live at that point, unless
+    /// queue lag live or an outside actor's timer makes another due first:
+    /// see the module docs), and settles. Timers fire only where the journal says, never by due time.
     /// (A version 1 journal, which has no timer records, fires timers by
     /// due time as it goes.) Returns how many inputs were replayed. A lost
     /// input (in a flight recorder's dump) stops the replay with

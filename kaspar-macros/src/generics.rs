@@ -27,16 +27,21 @@ pub(crate) fn reject_lifetimes(generics: &Generics) -> impl Iterator<Item = syn:
     })
 }
 
+/// The generics as written, parameters and `where` clause, to span an
+/// error at. `Generics` prints its parameters only; the `where` clause
+/// sits elsewhere in the item, and may be all there is.
+pub(crate) fn written(generics: &Generics) -> proc_macro2::TokenStream {
+    let mut written = generics.to_token_stream();
+    generics.where_clause.to_tokens(&mut written);
+    written
+}
+
 /// The error for a generic group, spanned at its parameters and its
 /// `where` clause; `None` for a concrete group.
 pub(crate) fn reject_group(generics: &Generics) -> Option<syn::Error> {
     declared(generics).then(|| {
-        // `Generics` prints its parameters only; the `where` clause sits
-        // elsewhere in the item, and may be all there is.
-        let mut written = generics.to_token_stream();
-        generics.where_clause.to_tokens(&mut written);
         syn::Error::new_spanned(
-            written,
+            written(generics),
             "a `#[group]` cannot be generic: its message enum and its list of members are generated for one concrete set of actors; \
              declare a concrete group for each combination, whose members may be instances of generic actors (`quotes: Addr<Strategy<Linear>>`)",
         )

@@ -63,17 +63,7 @@ fn declare(
 
 /// `#[actor]` on the actor's impl block.
 fn collect(args: TokenStream, imp: ItemImpl) -> TokenStream {
-    let remote = match args.to_string().as_str() {
-        "" => false,
-        "remote" => true,
-        _ => {
-            let err = syn::Error::new_spanned(
-                &args,
-                "options go on the actor's struct, not on its impl block: `#[actor(...)] struct ...`; the impl block takes only `remote`",
-            );
-            return with_item(strip_impl(imp), err);
-        }
-    };
+    let (remote, bad_args) = impl_args(args);
     match ActorImpl::parse(&imp).and_then(|m| remote::check(&m, remote).map(|()| m)) {
         Ok(model) => {
             let mut out = emitted(imp).into_token_stream();
@@ -81,9 +71,15 @@ fn collect(args: TokenStream, imp: ItemImpl) -> TokenStream {
             if remote {
                 out.extend(remote::expand(&model));
             }
+            // Misplaced options are reported; the handlers are collected
+            // all the same, so that error is the only one.
+            out.extend(bad_args.map(syn::Error::into_compile_error));
             out
         }
-        Err(err) => {
+        Err(mut err) => {
+            if let Some(bad) = bad_args {
+                err.combine(bad);
+            }
             let fallback = ActorImpl::fallback(&imp);
             let mut out = with_item(emitted(imp), err);
             // An `Actor` impl with no handlers keeps `Ctx<Self>` in the
@@ -92,6 +88,28 @@ fn collect(args: TokenStream, imp: ItemImpl) -> TokenStream {
             out.extend(fallback.map(|m| expand::impl_block(&m)));
             out
         }
+    }
+}
+
+/// What `#[actor(...)]` on an impl block says: `remote` (a trailing comma
+/// allowed), or nothing; anything else is an option meant for the struct,
+/// reported (the block is then collected as if it had none).
+fn impl_args(args: TokenStream) -> (bool, Option<syn::Error>) {
+    use syn::parse::Parser;
+    use syn::punctuated::Punctuated;
+    if args.is_empty() {
+        return (false, None);
+    }
+    let words = Punctuated::<Ident, syn::Token![,]>::parse_terminated.parse2(args.clone());
+    match words {
+        Ok(words) if words.len() == 1 && words[0] == "remote" => (true, None),
+        _ => (
+            false,
+            Some(syn::Error::new_spanned(
+                &args,
+                "options go on the actor's struct, not on its impl block: `#[actor(...)] struct ...`; the impl block takes only `remote`",
+            )),
+        ),
     }
 }
 

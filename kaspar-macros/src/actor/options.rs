@@ -38,8 +38,17 @@ impl Options {
                 return opts;
             }
         };
+        let mut seen: Vec<String> = Vec::new();
         for meta in metas {
             let key = meta.path().get_ident().map(|i| i.to_string());
+            if let Some(key) = &key {
+                // Given twice, the last would win without a word.
+                if seen.contains(key) {
+                    errors.spanned(&meta, format!("option `{key}` is given twice"));
+                    continue;
+                }
+                seen.push(key.clone());
+            }
             match (key.as_deref(), &meta) {
                 (Some("reentrant"), Meta::Path(_)) => opts.reentrant = true,
                 (Some("thread_bound"), Meta::Path(_)) => opts.thread_bound = true,
@@ -60,6 +69,9 @@ impl Options {
                 (Some("mailbox"), Meta::NameValue(nv)) => opts.mailbox = Some(nv.value.clone()),
                 (Some("name"), Meta::NameValue(nv)) => match &nv.value {
                     Expr::Lit(l) => match &l.lit {
+                        Lit::Str(s) if s.value().is_empty() => {
+                            errors.spanned(s, "an actor's name cannot be empty")
+                        }
                         Lit::Str(s) => opts.name = Some(s.clone()),
                         other => errors.spanned(other, "expected `name = \"...\"`"),
                     },

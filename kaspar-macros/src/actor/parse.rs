@@ -142,11 +142,19 @@ impl ActorImpl {
 fn handler(f: &ImplItemFn, attr: &Attribute, errs: &mut Errors) -> Option<HandlerModel> {
     let mut local = None;
     let msg: Option<Type> = match &attr.meta {
+        // `#[handler()]`: nothing to span but the attribute.
+        Meta::List(list) if list.tokens.is_empty() => {
+            errs.spanned(
+                attr,
+                "name the message type this method handles: `#[handler(Msg)]`",
+            );
+            None
+        }
         Meta::List(list) => match syn::parse2::<Type>(list.tokens.clone()) {
             Ok(t) => Some(t),
-            Err(_) => match local_handler.parse2(list.tokens.clone()) {
+            Err(_) => match handler_args.parse2(list.tokens.clone()) {
                 Ok((t, span)) => {
-                    local = Some(span);
+                    local = span;
                     Some(t)
                 }
                 Err(_) => {
@@ -168,11 +176,15 @@ fn handler(f: &ImplItemFn, attr: &Attribute, errs: &mut Errors) -> Option<Handle
     Some(handler)
 }
 
-/// `M, local` (a trailing comma allowed): a handler kept out of the remote
-/// table of an `#[actor(remote)]` impl block. Returns the span of `local`.
-fn local_handler(input: syn::parse::ParseStream<'_>) -> syn::Result<(Type, Span)> {
+/// `M,` (a trailing comma), or `M, local` (a trailing comma allowed): a
+/// handler kept out of the remote table of an `#[actor(remote)]` impl
+/// block. Returns the span of `local`, if given.
+fn handler_args(input: syn::parse::ParseStream<'_>) -> syn::Result<(Type, Option<Span>)> {
     let ty: Type = input.parse()?;
     input.parse::<syn::Token![,]>()?;
+    if input.is_empty() {
+        return Ok((ty, None));
+    }
     let flag: Ident = input.parse()?;
     if flag != "local" {
         return Err(syn::Error::new(flag.span(), "expected `local`"));
@@ -181,7 +193,7 @@ fn local_handler(input: syn::parse::ParseStream<'_>) -> syn::Result<(Type, Span)
     if !input.is_empty() {
         return Err(input.error("unexpected tokens"));
     }
-    Ok((ty, flag.span()))
+    Ok((ty, Some(flag.span())))
 }
 
 fn hook(f: &ImplItemFn, attr: &Attribute, kind: OwnAttr, errs: &mut Errors) -> Option<HookModel> {

@@ -157,10 +157,20 @@ fn check_common(f: &ImplItemFn, what: &str, errs: &mut Errors) -> Option<Receive
             format!("{what} cannot be `async`: handlers run to completion under the actor's lock, inline on the caller's thread or on the actor's own"),
         );
     }
-    if generics::declared(&sig.generics) {
+    if let Some(u) = &sig.unsafety {
         errs.spanned(
-            &sig.generics,
-            format!("{what} cannot be generic: each message type needs its own concrete handler"),
+            u,
+            format!("{what} cannot be `unsafe`: the runtime calls it for every message it dispatches, with no caller to uphold a safety contract; keep the `unsafe` block inside a safe method"),
+        );
+    }
+    if generics::declared(&sig.generics) {
+        // Spanned at the parameters and the `where` clause: the latter
+        // may be all there is, and `Generics` alone prints nothing then.
+        errs.spanned(
+            generics::written(&sig.generics),
+            format!(
+                "{what} cannot be generic: the generated dispatch calls it with one concrete type"
+            ),
         );
     }
     match sig.inputs.first() {

@@ -175,6 +175,11 @@ pub trait ActorState:
 /// An actor: state plus a compile-time dispatch over its handlers.
 ///
 /// Implemented by `#[actor]` on the impl block.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no `#[actor]` impl block",
+    label = "`{Self}` is not an actor yet",
+    note = "`#[actor]` goes on the struct (it carries the options) and on the impl block whose methods carry `#[handler(Msg)]` (it collects the handlers)"
+)]
 pub trait Actor: ActorConfig {
     /// The generated message enum: one variant per handler, each carrying
     /// the message and where its reply goes. Mailboxes store it inline.

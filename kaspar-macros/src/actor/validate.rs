@@ -54,7 +54,24 @@ pub(super) fn handler(
                     );
                     ok = false;
                 }
-                if let Some(msg) = msg.as_ref().filter(|_| !by_mut_ref) {
+                if let Some(Type::Reference(attr_ref)) = msg.as_ref() {
+                    // `msg: &M` already means "borrow the message `M`", so
+                    // a reference named as the message type can never
+                    // match its parameter: say what to write instead of
+                    // "declared for `&M` but the parameter is `&M`".
+                    let elem = attr_ref.elem.to_token_stream();
+                    let unsized_elem = matches!(&*attr_ref.elem, Type::Slice(_))
+                        || matches!(&*attr_ref.elem, Type::Path(p) if p.path.is_ident("str"));
+                    let text = if unsized_elem {
+                        "a message is an owned, sized type, not a borrowed `str` or slice: send it owned (`String`, `Vec<_>`), or wrap the reference in a message type of its own (`struct Line(&'static str)`)".to_owned()
+                    } else {
+                        format!(
+                            "name the message type itself, not a reference to it: `#[handler({elem})]`, and take `msg: &{elem}` to borrow it in the handler"
+                        )
+                    };
+                    errs.spanned(attr_ref, text);
+                    ok = false;
+                } else if let Some(msg) = msg.as_ref().filter(|_| !by_mut_ref) {
                     if !same_message(param_ty, msg) {
                         errs.spanned(
                             &m.ty,

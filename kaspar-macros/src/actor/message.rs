@@ -44,7 +44,20 @@ impl MessageEnum {
                 .map(|h| names::variant(&h.method, "Handler"))
                 .collect(),
         );
-        let msgs: Vec<&syn::Type> = model.handlers.iter().map(|h| &h.msg).collect();
+        // `Self` in a message or reply type means the actor, as it does in
+        // the impl block it was written in; inside the enum it would mean
+        // the enum (`-> Self` a reply of the enum's own type, `Self` as the
+        // message an infinitely sized enum).
+        let self_ty = model.self_ty.to_token_stream();
+        let msgs: Vec<TokenStream> = model
+            .handlers
+            .iter()
+            .map(|h| unself(h.msg.to_token_stream(), &self_ty))
+            .collect();
+        let replies: Vec<TokenStream> = replies
+            .iter()
+            .map(|r| unself(r.clone(), &self_ty))
+            .collect();
         let params = generics::param_names(&model.generics);
         let generic = !params.is_empty()
             && msgs
@@ -77,7 +90,7 @@ impl MessageEnum {
         }
 
         let declared = &model.generics;
-        let where_clause = &declared.where_clause;
+        let where_clause = unself(declared.where_clause.to_token_stream(), &self_ty);
         // The enum's arguments, spanned at the actor's name in the impl
         // block, where rustc then reports a variant that is not `Send`.
         let span = ident.span();
@@ -130,4 +143,31 @@ impl MessageEnum {
             .as_ref()
             .map(|v| quote!(#ident::#v(never, _) => match #never {},))
     }
+}
+
+/// `tokens` with every `Self` replaced by `self_ty` (the actor's type, as
+/// the impl block names it), groups included.
+fn unself(tokens: TokenStream, self_ty: &TokenStream) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    tokens
+        .into_iter()
+        .flat_map(|tree| -> Vec<TokenTree> {
+            match tree {
+                TokenTree::Ident(i) if i == "Self" => self_ty
+                    .clone()
+                    .into_iter()
+                    .map(|mut t| {
+                        t.set_span(i.span());
+                        t
+                    })
+                    .collect(),
+                TokenTree::Group(g) => {
+                    let mut inner = Group::new(g.delimiter(), unself(g.stream(), self_ty));
+                    inner.set_span(g.span());
+                    vec![TokenTree::Group(inner)]
+                }
+                other => vec![other],
+            }
+        })
+        .collect()
 }

@@ -137,13 +137,21 @@ fn emitted(imp: ItemImpl) -> ItemImpl {
 /// The impl block without the attributes `#[actor]` consumes.
 fn strip_impl(mut imp: ItemImpl) -> ItemImpl {
     for item in &mut imp.items {
-        if let ImplItem::Fn(f) = item {
-            if f.attrs.iter().any(|a| OwnAttr::of(a).is_some()) {
-                // Already reported; left in, `async` would add a second,
-                // confusing error about the elided lifetime in `Ctx<Self>`.
-                f.sig.asyncness = None;
+        match item {
+            ImplItem::Fn(f) => {
+                if f.attrs.iter().any(|a| OwnAttr::of(a).is_some()) {
+                    // Already reported; left in, `async` would add a
+                    // second, confusing error about the elided lifetime in
+                    // `Ctx<Self>`.
+                    f.sig.asyncness = None;
+                }
+                f.attrs.retain(|a| OwnAttr::of(a).is_none());
             }
-            f.attrs.retain(|a| OwnAttr::of(a).is_none());
+            // On anything else they were reported by the parse.
+            ImplItem::Const(c) => c.attrs.retain(|a| OwnAttr::of(a).is_none()),
+            ImplItem::Type(t) => t.attrs.retain(|a| OwnAttr::of(a).is_none()),
+            ImplItem::Macro(m) => m.attrs.retain(|a| OwnAttr::of(a).is_none()),
+            _ => {}
         }
     }
     imp

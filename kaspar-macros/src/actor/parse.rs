@@ -59,7 +59,18 @@ impl ActorImpl {
         let mut started = None;
         let mut stopped = None;
         for item in &imp.items {
-            let ImplItem::Fn(f) = item else { continue };
+            let ImplItem::Fn(f) = item else {
+                // `#[handler]` on a const or an associated type: said here,
+                // where the block is known to be an actor's (left to the
+                // attribute itself, it would ask for an `#[actor]` block).
+                if let Some(attr) = own_attr_of(item) {
+                    errs.spanned(
+                        attr,
+                        "`#[handler(..)]`, `#[started]` and `#[stopped]` go on a method of the `#[actor]` impl block",
+                    );
+                }
+                continue;
+            };
             let own: Vec<_> = f
                 .attrs
                 .iter()
@@ -206,4 +217,16 @@ fn hook(f: &ImplItemFn, attr: &Attribute, kind: OwnAttr, errs: &mut Errors) -> O
         errs.spanned(attr, format!("{name} takes no arguments"));
     }
     validate::hook(f, name, errs)
+}
+
+/// The first attribute `#[actor]` consumes on an impl item that is not a
+/// method, if it carries one.
+fn own_attr_of(item: &ImplItem) -> Option<&Attribute> {
+    let attrs = match item {
+        ImplItem::Const(c) => &c.attrs,
+        ImplItem::Type(t) => &t.attrs,
+        ImplItem::Macro(m) => &m.attrs,
+        _ => return None,
+    };
+    attrs.iter().find(|a| OwnAttr::of(a).is_some())
 }

@@ -152,7 +152,12 @@ pub(super) fn hook(f: &ImplItemFn, name: &str, errs: &mut Errors) -> Option<Hook
             format!("a {name} hook is `fn name(&mut self, ctx: &mut Ctx<Self>)`"),
         );
     }
-    if !matches!(f.sig.output, ReturnType::Default) {
+    // Nothing, or `-> ()` written out, as a handler may.
+    let unit = match &f.sig.output {
+        ReturnType::Default => true,
+        ReturnType::Type(_, t) => matches!(&**t, Type::Tuple(t) if t.elems.is_empty()),
+    };
+    if !unit {
         errs.spanned(&f.sig.output, format!("a {name} hook returns nothing"));
     }
     match (receiver, shape_ok) {

@@ -11,37 +11,22 @@
 //! fails the test instead of stalling the suite.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::channel;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
-use kaspar::{PoolConfig, ShutdownReport, SystemConfig};
-use tokio::runtime::{Builder, Handle};
+use kaspar::ShutdownReport;
+use tokio::runtime::Builder;
 
+#[path = "support/hosted.rs"]
+mod hosted;
 #[path = "support/pipeline.rs"]
 mod pipeline;
+use hosted::{hosted_on, watchdog};
 use pipeline::{names, Counts, Relay};
 
 /// Messages queued at the relay when the shutdown begins.
 const N: usize = 2_000;
-
-fn watchdog<R: Send + 'static>(what: &str, scenario: impl FnOnce() -> R + Send + 'static) -> R {
-    let (done, finished) = channel();
-    std::thread::spawn(move || {
-        let _ = done.send(scenario());
-    });
-    finished
-        .recv_timeout(Duration::from_secs(60))
-        .unwrap_or_else(|_| panic!("watchdog: {what} hung"))
-}
-
-fn hosted_on(handle: Handle) -> System {
-    System::with_config(SystemConfig {
-        pool: PoolConfig::tokio(handle),
-        ..SystemConfig::default()
-    })
-}
 
 /// What a pipeline's shutdown left: forwards refused, messages the sink
 /// handled, and the report's stopped actors by name.

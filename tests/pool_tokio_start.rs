@@ -11,29 +11,13 @@
 //! Every scenario runs on a helper thread under a watchdog, so a hang
 //! fails the test instead of stalling the suite.
 
-use std::sync::mpsc::channel;
-use std::time::Duration;
-
 use kaspar::prelude::*;
-use kaspar::{FastSendError, PoolConfig, SystemConfig};
-use tokio::runtime::{Builder, Handle, Runtime};
+use kaspar::FastSendError;
+use tokio::runtime::{Builder, Runtime};
 
-fn watchdog<R: Send + 'static>(what: &str, scenario: impl FnOnce() -> R + Send + 'static) -> R {
-    let (done, finished) = channel();
-    std::thread::spawn(move || {
-        let _ = done.send(scenario());
-    });
-    finished
-        .recv_timeout(Duration::from_secs(60))
-        .unwrap_or_else(|_| panic!("watchdog: {what} hung"))
-}
-
-fn hosted_on(handle: Handle) -> System {
-    System::with_config(SystemConfig {
-        pool: PoolConfig::tokio(handle),
-        ..SystemConfig::default()
-    })
-}
+#[path = "support/hosted.rs"]
+mod hosted;
+use hosted::{hosted_on, watchdog};
 
 fn current_thread() -> Runtime {
     Builder::new_current_thread().build().unwrap()

@@ -117,6 +117,16 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         .map(|m| m.to_token_stream().to_string().replace(' ', ""))
         .collect();
     let indices: Vec<u16> = (0..model.handlers.len() as u16).collect();
+    let cfgs: Vec<&TokenStream> = model.handlers.iter().map(|h| &h.cfg).collect();
+    // Where a handler may be configured out, its arm goes with it, and
+    // with it the match could lose every arm, or its last but one: a
+    // wildcard keeps the match whole whichever set is configured in.
+    let configured_out = cfgs.iter().any(|c| !c.is_empty()).then(|| {
+        quote! {
+            #[allow(unreachable_patterns)]
+            _ => #p::unreachable!("kaspar: a message of a handler configured out"),
+        }
+    });
 
     let message_enum = MessageEnum::new(model, &replies);
     let enum_ident = &message_enum.ident;
@@ -131,15 +141,17 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         (
             quote! {
                 match msg {
-                    #( #enum_ident::#variants(..) => #p::ClassId::new(#indices), )*
+                    #( #cfgs #enum_ident::#variants(..) => #p::ClassId::new(#indices), )*
                     #phantom_by_ref
+                    #configured_out
                 }
             },
             quote! {
                 match msg {
-                    #( #enum_ident::#variants(m, reply) =>
+                    #( #cfgs #enum_ident::#variants(m, reply) =>
                         reply.deliver(<Self as #p::Handler<#msgs>>::handle(this, m, ctx)), )*
                     #phantom_by_value
+                    #configured_out
                 }
             },
         )
@@ -151,8 +163,10 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         };
         let fn_name = Ident::new(name, Span::call_site());
         let method = &h.method;
+        let cfg = &h.cfg;
         let conv = receiver_conv(h.receiver, &this);
         quote! {
+            #cfg
             #[inline]
             fn #fn_name(this: #p::AccessRef<'_, Self>, ctx: &mut #p::Ctx<'_, Self>) {
                 Self::#method(#conv, ctx)
@@ -161,8 +175,10 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
     };
     let assumes_state = assumes_state(user_where);
     let mut started = hook("started", &model.started);
-    if model.started.is_some() {
+    if let Some(h) = &model.started {
+        let cfg = &h.cfg;
         started.extend(quote!(
+            #cfg
             const HAS_STARTED: bool = true;
         ));
     }
@@ -202,8 +218,12 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         let conv = receiver_conv(h.receiver, &this);
         let arg = if h.by_ref { quote!(&msg) } else { quote!(msg) };
         let open_fallback = if model.handlers.len() > 1 {
+            // Unreachable where every other handler is configured out.
+            let allow = configured_out
+                .as_ref()
+                .map(|_| quote!(#[allow(unreachable_patterns)]));
             Some(
-                quote!(_ => #p::unreachable!("kaspar: envelope opened as the wrong message type"),),
+                quote!(#allow _ => #p::unreachable!("kaspar: envelope opened as the wrong message type"),),
             )
         } else {
             phantom_by_value.clone()
@@ -240,7 +260,9 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         // message types can be the same type, or when it lists the
         // actor's handlers after a message it has none for.
         let span = syn::spanned::Spanned::span(msg);
+        let cfg = &h.cfg;
         quote_spanned! {span=>
+            #cfg
             #[automatically_derived]
             impl #header { #body }
         }

@@ -58,6 +58,7 @@ impl MessageEnum {
             .iter()
             .map(|r| unself(r.clone(), &self_ty))
             .collect();
+        let cfgs: Vec<&TokenStream> = model.handlers.iter().map(|h| &h.cfg).collect();
         let params = generics::param_names(&model.generics);
         let generic = !params.is_empty()
             && msgs
@@ -77,7 +78,7 @@ impl MessageEnum {
                 #[doc = #doc]
                 #[allow(private_interfaces, dead_code, missing_docs, clippy::large_enum_variant, clippy::enum_variant_names)]
                 pub enum #ident {
-                    #( #variants(#msgs, #p::ReplyTo<#replies>), )*
+                    #( #cfgs #variants(#msgs, #p::ReplyTo<#replies>), )*
                 }
             };
             return MessageEnum {
@@ -116,7 +117,7 @@ impl MessageEnum {
             #[doc = #doc]
             #[allow(private_interfaces, private_bounds, dead_code, missing_docs, clippy::large_enum_variant, clippy::enum_variant_names)]
             pub enum #ident #declared #where_clause {
-                #( #variants(#msgs, #p::ReplyTo<#replies>), )*
+                #( #cfgs #variants(#msgs, #p::ReplyTo<#replies>), )*
                 #phantom_variant
             }
         };

@@ -145,7 +145,8 @@ fn strip_impl(mut imp: ItemImpl) -> ItemImpl {
                     // `Ctx<Self>`.
                     f.sig.asyncness = None;
                 }
-                f.attrs.retain(|a| OwnAttr::of(a).is_none());
+                f.attrs
+                    .retain(|a| OwnAttr::of(a).is_none() && !OwnAttr::wrapped(a));
             }
             // On anything else they were reported by the parse.
             ImplItem::Const(c) => c.attrs.retain(|a| OwnAttr::of(a).is_none()),

@@ -3,7 +3,7 @@
 //! every check, and keeps the user's tokens (and so their spans), so an
 //! error the compiler finds in the generated code points at the user's.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
 use syn::{Generics, Ident, Type};
 
 /// How a handler takes `self`.
@@ -27,11 +27,16 @@ pub(super) struct HandlerModel {
     /// `#[handler(M, local)]`: kept out of the remote table; the span of
     /// `local`.
     pub(super) local: Option<Span>,
+    /// The method's `#[cfg(..)]` attributes, carried by everything
+    /// generated for it (see `parse::cfgs`); empty for most.
+    pub(super) cfg: TokenStream,
 }
 
 pub(super) struct HookModel {
     pub(super) method: Ident,
     pub(super) receiver: Receiver,
+    /// As [`HandlerModel::cfg`].
+    pub(super) cfg: TokenStream,
 }
 
 pub(super) struct ActorImpl {

@@ -3,9 +3,10 @@
 //! attributes, and keep each method whose signature `validate` accepts.
 //! A mistake is recorded and the walk goes on, so one build reports all.
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::parse::Parser;
+use syn::punctuated::Punctuated;
 use syn::{Attribute, Ident, ImplItem, ImplItemFn, ItemImpl, Meta, Type};
 
 use super::model::{ActorImpl, HandlerModel, HookModel};
@@ -31,6 +32,38 @@ impl OwnAttr {
             _ => None,
         }
     }
+
+    /// Whether `attr` is `#[cfg_attr(pred, ..)]` applying one of these.
+    /// `#[actor]` reads its block before `cfg_attr` is applied, so it
+    /// cannot see the attribute; the parse says so.
+    pub(super) fn wrapped(attr: &Attribute) -> bool {
+        if !attr.path().is_ident("cfg_attr") {
+            return false;
+        }
+        let Meta::List(list) = &attr.meta else {
+            return false;
+        };
+        Punctuated::<Meta, syn::Token![,]>::parse_terminated
+            .parse2(list.tokens.clone())
+            .is_ok_and(|metas| {
+                metas.iter().skip(1).any(|m| {
+                    let last = m.path().segments.last().map(|s| s.ident.to_string());
+                    matches!(last.as_deref(), Some("handler" | "started" | "stopped"))
+                })
+            })
+    }
+}
+
+/// The `#[cfg(..)]` attributes of a handler or hook. An attribute macro
+/// gets its item before `cfg` is evaluated inside it, so a method that
+/// will be configured out is still in the block `#[actor]` reads; what is
+/// generated for it carries the same attributes and goes with it.
+pub(super) fn cfgs(f: &ImplItemFn) -> TokenStream {
+    f.attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .map(ToTokens::to_token_stream)
+        .collect()
 }
 
 impl ActorImpl {
@@ -83,13 +116,26 @@ impl ActorImpl {
                 );
                 continue;
             }
+            if let Some(wrapped) = f.attrs.iter().find(|a| OwnAttr::wrapped(a)) {
+                errs.spanned(
+                    wrapped,
+                    "`#[actor]` reads its impl block before `cfg_attr` is applied, so it cannot see this; write `#[cfg(..)]` on the method and the attribute beside it",
+                );
+                continue;
+            }
             let Some(&(kind, attr)) = own.first() else {
                 continue;
             };
             match kind {
                 OwnAttr::Handler => {
                     if let Some(h) = handler(f, attr, &mut errs) {
-                        if let Some(prev) = handlers.iter().find(|p| same_type(&p.msg, &h.msg)) {
+                        // Two handlers of one message may stand under
+                        // different `cfg`s; where both can be configured
+                        // in, rustc reports their two `Handler` impls.
+                        let clash = |p: &&HandlerModel| {
+                            same_type(&p.msg, &h.msg) && (p.cfg.is_empty() || h.cfg.is_empty())
+                        };
+                        if let Some(prev) = handlers.iter().find(clash) {
                             errs.spanned(
                                 attr,
                                 format!(

@@ -42,16 +42,17 @@ pub(super) fn expand(model: &ActorImpl) -> TokenStream {
         .iter()
         .filter(|h| h.local.is_none())
         .collect();
-    let msgs: Vec<&syn::Type> = remote.iter().map(|h| &h.msg).collect();
     // Everything that names a message is spanned at it, paths included, so
     // that a message that is not `Wire`, or a reply that is not serde, is
     // reported at the handler's `#[handler(M)]`.
     let entries = remote.iter().map(|h| {
         let msg = &h.msg;
+        let cfg = &h.cfg;
         let r = quote_spanned!(msg.span()=> ::kaspar_remote::__private);
         let message = type_text(msg);
         let reply = h.reply.as_ref().map_or_else(|| "()".to_owned(), type_text);
         quote_spanned! {msg.span()=>
+            #cfg
             #r::RemoteMessage {
                 wire_id: <#msg as #r::Wire>::WIRE_ID,
                 shape: <#msg as #r::Schema>::HASH,
@@ -61,9 +62,11 @@ pub(super) fn expand(model: &ActorImpl) -> TokenStream {
             }
         }
     });
-    let arms = msgs.iter().map(|msg| {
+    let arms = remote.iter().map(|h| {
+        let (msg, cfg) = (&h.msg, &h.cfg);
         let r = quote_spanned!(msg.span()=> ::kaspar_remote::__private);
         quote_spanned! {msg.span()=>
+            #cfg
             if id == <#msg as #r::Wire>::WIRE_ID {
                 return #r::deliver::<Self, #msg>(addr, inbound);
             }
@@ -74,14 +77,18 @@ pub(super) fn expand(model: &ActorImpl) -> TokenStream {
     // both: two remote messages of one actor with one wire id could not be
     // told apart on the wire.
     let mut distinct = Vec::new();
-    for (j, later) in msgs.iter().enumerate() {
-        for earlier in &msgs[..j] {
+    for (j, &later_h) in remote.iter().enumerate() {
+        let later = &later_h.msg;
+        for &earlier_h in &remote[..j] {
+            let earlier = &earlier_h.msg;
+            let cfgs = [&earlier_h.cfg, &later_h.cfg];
             let text = format!(
                 "`{}` and `{}` have the same wire id: each message of a remote actor needs its own `#[wire(id = ..)]`",
                 type_text(earlier),
                 type_text(later),
             );
             distinct.push(quote_spanned! {later.span()=>
+                #(#cfgs)*
                 ::core::assert!(
                     <#earlier as ::kaspar_remote::__private::Wire>::WIRE_ID
                         != <#later as ::kaspar_remote::__private::Wire>::WIRE_ID,
@@ -99,9 +106,11 @@ pub(super) fn expand(model: &ActorImpl) -> TokenStream {
         (TokenStream::new(), quote!(#(#distinct)*))
     };
 
-    let remote_handlers = msgs.iter().map(|msg| {
+    let remote_handlers = remote.iter().map(|h| {
+        let (msg, cfg) = (&h.msg, &h.cfg);
         let r = quote_spanned!(msg.span()=> ::kaspar_remote::__private);
         quote_spanned! {msg.span()=>
+            #cfg
             #[automatically_derived]
             impl #impl_generics #r::RemoteHandler<#msg> for #self_ty #assumes_state {}
         }

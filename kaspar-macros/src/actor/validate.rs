@@ -135,6 +135,7 @@ pub(super) fn handler(
             receiver,
             reply,
             local: None,
+            cfg: super::parse::cfgs(f),
         }),
         _ => None,
     }
@@ -164,6 +165,7 @@ pub(super) fn hook(f: &ImplItemFn, name: &str, errs: &mut Errors) -> Option<Hook
         (Some(receiver), true) => Some(HookModel {
             method: f.sig.ident.clone(),
             receiver,
+            cfg: super::parse::cfgs(f),
         }),
         _ => None,
     }

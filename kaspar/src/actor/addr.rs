@@ -187,7 +187,7 @@ impl<A: Actor> Addr<A> {
     /// ([`Fired::Gone`]): the timer ends and the message is dropped, as
     /// every timer firing into a stopped actor is. An empty `slot` (a
     /// one-shot timer already delivered) is `Gone` too.
-    pub(crate) fn fire_timer<M>(&self, slot: &mut Option<M>) -> Fired
+    pub(crate) fn fire_timer<M>(&self, slot: &mut Option<M>, tag: Option<u64>) -> Fired
     where
         A: Handler<M>,
     {
@@ -195,7 +195,7 @@ impl<A: Actor> Addr<A> {
             return Fired::Gone;
         };
         let envelope = <A as Handler<M>>::envelope(msg, ReplyTo::nobody());
-        match self.cell.push_timer(envelope) {
+        match self.cell.push_timer(envelope, tag.unwrap_or(0)) {
             Ok(len) => {
                 self.cell.shared_counters().saw_len(len);
                 Fired::Delivered

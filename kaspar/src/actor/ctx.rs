@@ -71,13 +71,15 @@ impl<'a, A: Actor> Ctx<'a, A> {
     {
         let me = self.myself();
         let queue = me.timer_queue();
+        let tag = self.cell.timer_tag();
         let mut msg = Some(msg);
         let due = self.now().saturating_add(delay);
-        self.cell.clock.timers().schedule(
+        self.cell.clock.timers().schedule_tagged(
             due,
             None,
             queue,
-            Box::new(move || me.fire_timer(&mut msg)),
+            tag,
+            Box::new(move || me.fire_timer(&mut msg, tag)),
         )
     }
 
@@ -96,18 +98,20 @@ impl<'a, A: Actor> Ctx<'a, A> {
     {
         let me = self.myself();
         let queue = me.timer_queue();
+        let tag = self.cell.timer_tag();
         let due = self.now().saturating_add(period);
         // The tick waiting for room, if any; a fresh clone otherwise.
         let mut tick = None;
-        self.cell.clock.timers().schedule(
+        self.cell.clock.timers().schedule_tagged(
             due,
             Some(period),
             queue,
+            tag,
             Box::new(move || {
                 if tick.is_none() {
                     tick = Some(msg.clone());
                 }
-                me.fire_timer(&mut tick)
+                me.fire_timer(&mut tick, tag)
             }),
         )
     }

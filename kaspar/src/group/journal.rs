@@ -13,31 +13,39 @@
 //! decides, relative to the inputs. While a [`Journaled`] exists, every
 //! timer that fires into its group is recorded (under the same lock as the
 //! inputs, so in the group's queue order), and [`Simulation::replay`] fires
-//! the group's next timer exactly where the live run did, instead of by its
+//! the same timer exactly where the live run did, instead of by its
 //! virtual due time. A live run with periodic timers therefore replays to
-//! the same outputs, as an input-only one does, provided the replay picks
-//! the same timer: a record says *that* one of the group's timers fired,
-//! not which, and the replay fires the pending one due first. A timer's due
-//! time counts from `ctx.now()` when a handler armed it: live, when the
-//! handler ran; in a replay, the input's recorded arrival. Two timers armed
-//! by inputs that waited in the queue live (a handler slower than the
-//! inputs' spacing) can therefore be due in the other order in the replay,
-//! and fire swapped. Timers of actors outside the group
-//! ([`Simulation::spawn`]) share the simulation's clock, and a record may
-//! fire one of theirs. Both are known limits (the book's replay chapter).
+//! the same outputs, as an input-only one does.
+//!
+//! A record names its timer by a *tag*: the timer's place among the
+//! timers the group's members armed, counting from 0 (a periodic timer
+//! keeps its tag for every tick). Members arm timers in their handlers,
+//! which run one at a time in the group's queue order, so a replay of the
+//! same inputs arms the same timers under the same tags, whatever their
+//! due times: a timer's due time counts from `ctx.now()` when a handler
+//! armed it, which live is when the handler ran and in a replay the
+//! input's recorded arrival, so two timers can be due in one order live
+//! and in the other in the replay. A record fires only a timer of the
+//! group, never one of an actor outside it ([`Simulation::spawn`]), whose
+//! timers a replay does not fire at all (their live firings were not
+//! recorded; [`Simulation::advance_to`] fires them after the replay).
 //!
 //! # File format
 //!
-//! A header, `KSPRJNL` and a format version byte (2), then records:
+//! A header, `KSPRJNL` and a format version byte (4), then records:
 //! payload length (`u32`, little-endian), time in nanoseconds (`u64`,
 //! little-endian), kind (`u8`: 0 an input, 1 a timer firing), and the
-//! payload: the input encoded with postcard, empty for a timer. Version 1
-//! files (inputs only, no kind byte) are still read; their replay fires
-//! timers by due time. Version 3 adds kind 2, an input a
-//! [`FlightRecorder`] handled but could not keep (no payload); only a
-//! flight recorder's dump that holds one is written as version 3. A
-//! damaged or truncated file is reported as a [`JournalError`] naming the
-//! byte offset of the bad record; reading never panics on bad input.
+//! payload: the input encoded with postcard, or the timer's tag (`u64`,
+//! little-endian). Older files are still read. Version 1 files (inputs
+//! only, no kind byte) replay timers by due time. In versions 2 and 3 a
+//! timer record's payload is empty, and its replay fires the group's
+//! pending timer due first (the two due in another order live fire
+//! swapped). Version 3 adds kind 2, an input a [`FlightRecorder`] handled
+//! but could not keep (no payload); a flight recorder's dump is written
+//! as version 2, or 3 if it holds one (its timer records are empty: a
+//! recorder sees the message a timer queued, not the timer). A damaged or
+//! truncated file is reported as a [`JournalError`] naming the byte
+//! offset of the bad record; reading never panics on bad input.
 //!
 //! # Flight recorder
 //!
@@ -61,7 +69,7 @@ use crate::base::clock::{Clock, Time};
 use crate::base::sync::Mutex;
 use crate::delivery::flight::{
     header, record_head, HEAD_LEN, KIND_INPUT, KIND_LOST, KIND_TIMER, MAGIC, MAX_RECORD,
-    VERSION_INPUTS_ONLY, VERSION_LOST, VERSION_TIMERS as VERSION,
+    VERSION_INPUTS_ONLY, VERSION_LOST, VERSION_TIMERS, VERSION_TIMER_TAGS as VERSION,
 };
 use crate::group::sim::Simulation;
 use crate::group::{GroupSpec, TimerRecorder};
@@ -190,7 +198,7 @@ impl Writer {
 }
 
 impl TimerRecorder for Recorder {
-    fn timer_fired(&self, push: &mut dyn FnMut() -> bool) {
+    fn timer_fired(&self, timer: u64, push: &mut dyn FnMut() -> bool) {
         let mut out = self.out.lock();
         if out.closed {
             drop(out);
@@ -204,6 +212,7 @@ impl TimerRecorder for Recorder {
             return;
         }
         out.buf.clear();
+        out.buf.extend_from_slice(&timer.to_le_bytes());
         // A failed write is kept and reported by the next `feed` or
         // `flush`: the timer thread has no one to report it to.
         let _ = out.record(at, KIND_TIMER);
@@ -304,6 +313,11 @@ pub enum Entry<I> {
     Timer {
         /// When it fired.
         at: Time,
+        /// Which one: its place among the timers the group's members
+        /// armed, counting from 0 (a periodic timer keeps its place).
+        /// `None` in a journal that does not say (written before version
+        /// 4, or a flight recorder's dump).
+        timer: Option<u64>,
     },
     /// A flight recorder handled an input at `at` but could not keep it.
     Lost {
@@ -378,7 +392,7 @@ impl<I: DeserializeOwned> JournalReader<I> {
         };
         if !read_full(&mut input, &mut header, 0).map_err(|_| bad())?
             || &header[..7] != MAGIC
-            || !(VERSION_INPUTS_ONLY..=VERSION_LOST).contains(&header[7])
+            || !(VERSION_INPUTS_ONLY..=VERSION).contains(&header[7])
         {
             return Err(bad());
         }
@@ -393,6 +407,12 @@ impl<I: DeserializeOwned> JournalReader<I> {
     /// Whether the journal records timer firings (version 2 on), so that a
     /// replay fires timers where they fired live.
     pub fn records_timers(&self) -> bool {
+        self.version >= VERSION_TIMERS
+    }
+
+    /// Whether its timer records say which timer fired (version 4 on): a
+    /// replay then fires that one, not the one due first.
+    pub fn names_timers(&self) -> bool {
         self.version >= VERSION
     }
 
@@ -444,7 +464,10 @@ impl<I: DeserializeOwned> JournalReader<I> {
                 kind: JournalErrorKind::BadKind(kind),
             });
         }
-        if len > MAX_RECORD {
+        // A timer record holds its timer's tag from version 4 on, and
+        // nothing before.
+        let timer_len = if self.names_timers() { 8 } else { 0 };
+        if len > MAX_RECORD || (kind == KIND_TIMER && len != timer_len) {
             return Err(JournalError {
                 offset: start,
                 kind: JournalErrorKind::BadLength(len),
@@ -459,7 +482,10 @@ impl<I: DeserializeOwned> JournalReader<I> {
         }
         self.offset = start + head_len as u64 + u64::from(len);
         if kind == KIND_TIMER {
-            return Ok(Some(Entry::Timer { at }));
+            let timer = payload
+                .get(..8)
+                .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+            return Ok(Some(Entry::Timer { at, timer }));
         }
         if kind == KIND_LOST {
             return Ok(Some(Entry::Lost { at }));
@@ -484,9 +510,10 @@ impl<G: GroupSpec> Simulation<G> {
     /// Replays a journal: for each input, moves virtual time to its
     /// arrival time, routes it exactly as [`Journaled::feed`] did, and
     /// settles; for each timer record, moves virtual time there and fires
-    /// the next timer due (the one that fired live at that point, unless
-    /// queue lag live or an outside actor's timer makes another due first:
-    /// see the module docs), and settles. Timers fire only where the journal says, never by due time.
+    /// the group's timer the record names (a version 2 or 3 record names
+    /// none: the group's pending timer due first), and settles. Timers
+    /// fire only where the journal says, never by due time, and never an
+    /// outside actor's (see the module docs).
     /// (A version 1 journal, which has no timer records, fires timers by
     /// due time as it goes.) Returns how many inputs were replayed. A lost
     /// input (in a flight recorder's dump) stops the replay with
@@ -522,9 +549,9 @@ impl<G: GroupSpec> Simulation<G> {
                         kind: JournalErrorKind::LostInput,
                     })
                 }
-                Some(Entry::Timer { at }) => {
+                Some(Entry::Timer { at, timer }) => {
                     self.move_clock_to(at);
-                    if !self.fire_next_timer() {
+                    if !self.fire_recorded(timer) {
                         return Err(JournalError {
                             offset,
                             kind: JournalErrorKind::NoTimerPending,

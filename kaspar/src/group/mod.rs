@@ -58,6 +58,7 @@ use crate::actor::traits::Actor;
 use crate::base::clock::Clock;
 use crate::base::ids::Target;
 use crate::base::stats::Rare;
+use crate::base::sync::{AtomicU64, Ordering};
 use crate::delivery::run_loop::{self, LoopConfig};
 use crate::error::SendError;
 use crate::failure::dead_letters::DeadLetters;
@@ -104,6 +105,9 @@ pub trait GroupSpec: Sized + Send + 'static {
 pub(crate) struct GroupCore<G: GroupSpec> {
     mailbox: Mailbox<Queued<G::Msg>>,
     tap: GroupTap,
+    /// Timers the members armed so far: the next one's tag
+    /// ([`GroupSink::next_timer`]).
+    timers: AtomicU64,
     /// One switch per member that turns on its latency recording
     /// ([`record_latency`]). Filled while the members are made, which may
     /// be long before the group is spawned (`System::prepare_group`). A
@@ -139,10 +143,10 @@ impl fmt::Debug for GroupTap {
 
 /// Records timer firings (a journal).
 pub(crate) trait TimerRecorder: Send + Sync {
-    /// Runs `push` (the firing) and, if it queued the message (`push`
-    /// returns `true`), records it, as one step with respect to the
-    /// recorder's other records.
-    fn timer_fired(&self, push: &mut dyn FnMut() -> bool);
+    /// Runs `push` (the firing of the timer tagged `timer`) and, if it
+    /// queued the message (`push` returns `true`), records it, as one
+    /// step with respect to the recorder's other records.
+    fn timer_fired(&self, timer: u64, push: &mut dyn FnMut() -> bool);
 }
 
 impl GroupTap {
@@ -162,10 +166,10 @@ impl GroupTap {
         }
     }
 
-    fn fire(&self, push: &mut dyn FnMut() -> bool) {
+    fn fire(&self, timer: u64, push: &mut dyn FnMut() -> bool) {
         let recorder = self.recorder.lock().clone();
         match recorder {
-            Some(r) => r.timer_fired(push),
+            Some(r) => r.timer_fired(timer, push),
             None => {
                 push();
             }
@@ -214,11 +218,15 @@ impl<G: GroupSpec, A: Actor> GroupSink<Queued<A::Msg>> for MemberSink<G, A> {
     /// only if it queued, under the journal's lock, so a record always
     /// stands for a message really queued and a full queue records
     /// nothing.
-    fn push_timer(&self, msg: Queued<A::Msg>) -> Result<usize, SendError<Queued<A::Msg>>> {
+    fn push_timer(
+        &self,
+        msg: Queued<A::Msg>,
+        timer: u64,
+    ) -> Result<usize, SendError<Queued<A::Msg>>> {
         use crate::mailbox::inbox::push_now;
         let mut msg = Some(msg);
         let mut pushed = None;
-        self.core.tap.fire(&mut || {
+        self.core.tap.fire(timer, &mut || {
             let m = msg.take().expect("a timer fires once per firing");
             let queued = push_now(&self.core.mailbox, trace::map(m, self.wrap));
             let ok = queued.is_ok();
@@ -226,6 +234,12 @@ impl<G: GroupSpec, A: Actor> GroupSink<Queued<A::Msg>> for MemberSink<G, A> {
             ok
         });
         pushed.expect("the tap ran the push")
+    }
+
+    fn next_timer(&self) -> u64 {
+        // Members arm timers one handler at a time, under the group's
+        // lock: the count needs no order of its own.
+        self.core.timers.fetch_add(1, Ordering::Relaxed)
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
@@ -377,6 +391,7 @@ pub(crate) fn reserve<G: GroupSpec>(
     let core = Arc::new(GroupCore {
         mailbox,
         tap: GroupTap::default(),
+        timers: AtomicU64::new(0),
         timing: Default::default(),
         instance: instance.clone(),
         #[cfg(any(feature = "metrics", feature = "console"))]

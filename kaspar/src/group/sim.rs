@@ -9,6 +9,8 @@ use crate::actor::cell::ActorCell;
 use crate::actor::instance::Instance;
 use crate::actor::traits::{Actor, Handler};
 use crate::base::clock::{Clock, Time, VirtualClock};
+#[cfg(feature = "journal")]
+use crate::base::timer::QueueKey;
 use crate::delivery::run_loop;
 use crate::error::SendError;
 use crate::failure::dead_letters::DeadLetters;
@@ -196,15 +198,15 @@ impl<G: GroupSpec> Simulation<G> {
         self.clock.advance_to(t);
     }
 
-    /// Fires the earliest pending timer, whatever its due time; false if
-    /// none is pending. For a journal's timer records.
+    /// Fires the group's timer tagged `timer` (with no tag, the group's
+    /// first in due order), whatever its due time, and no outside actor's;
+    /// false if it is not pending. For a journal's timer records.
     #[cfg(feature = "journal")]
-    pub(crate) fn fire_next_timer(&mut self) -> bool {
-        let timers = Clock::Virtual(self.clock.clone());
-        match timers.timers().next_due() {
-            Some(due) => timers.timers().fire_next(due),
-            None => false,
-        }
+    pub(crate) fn fire_recorded(&mut self, timer: Option<u64>) -> bool {
+        let group = QueueKey::of(Arc::as_ptr(&self.lock));
+        Clock::Virtual(self.clock.clone())
+            .timers()
+            .fire_recorded(group, timer, self.clock.now())
     }
 
     /// Delivers one input: moves time to `at`, queues `msg` for `to`, and

@@ -21,11 +21,17 @@ use crate::mailbox::{Mailbox, Watch};
 pub(crate) trait GroupSink<M>: Send + Sync {
     /// Wraps and pushes; hands the member's message back on failure.
     fn push(&self, msg: M, watch: Watch<'_>) -> Result<usize, SendError<M>>;
-    /// Pushes a message a timer fired, so the group can record it (a
+    /// Pushes a message the timer `timer` fired (its tag, from
+    /// [`next_timer`](Self::next_timer)), so the group can record it (a
     /// journaled group writes the firing into its journal, in queue order).
     /// Never waits for room: a full queue hands the message back as
     /// [`SendError::Full`], for the timer queue to retry.
-    fn push_timer(&self, msg: M) -> Result<usize, SendError<M>>;
+    fn push_timer(&self, msg: M, timer: u64) -> Result<usize, SendError<M>>;
+    /// The tag of a timer a member arms now: how many timers the group's
+    /// members armed before it. Members arm timers in their handlers,
+    /// which run one at a time in the group's queue order, so a replay of
+    /// the same inputs arms the same timers under the same tags.
+    fn next_timer(&self) -> u64;
     /// The sink itself, for the group layer to recognise its own.
     fn as_any(&self) -> &dyn std::any::Any;
     /// Whether the group's activations run as tasks of an async runtime
@@ -76,17 +82,25 @@ impl<M> Inbox<M> {
     /// like any other. Never waits for room (see [`push_now`]): the timer
     /// thread fires every actor's timers, and one full mailbox must not
     /// hold the others' back.
-    pub(crate) fn push_timer(&self, msg: M) -> Result<usize, SendError<M>> {
+    /// `timer` is the timer's tag (see [`timer_tag`](Self::timer_tag)), 0
+    /// for a standalone actor's.
+    pub(crate) fn push_timer(&self, msg: M, timer: u64) -> Result<usize, SendError<M>> {
         match self {
             Inbox::Own(mailbox) => push_now(mailbox, msg),
             Inbox::Group { sink, closed } => {
                 if closed.load(Ordering::Acquire) {
                     Err(SendError::closed(msg))
                 } else {
-                    sink.push_timer(msg)
+                    sink.push_timer(msg, timer)
                 }
             }
         }
+    }
+
+    /// The tag of a timer the actor arms now, for a group member (see
+    /// [`GroupSink::next_timer`]); `None` for a standalone actor.
+    pub(crate) fn timer_tag(&self) -> Option<u64> {
+        self.group_sink().map(|sink| sink.next_timer())
     }
 
     /// The group sink, for a group member; `None` for a standalone actor.

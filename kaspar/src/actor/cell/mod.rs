@@ -366,10 +366,21 @@ impl<A: Actor> ActorCell<A> {
     /// Queues a message one of the actor's timers fired, without ever
     /// waiting for room: a full mailbox hands it back as `Full`, for the
     /// timer queue to retry (see `Inbox::push_timer`).
-    pub(crate) fn push_timer(&self, msg: A::Msg) -> Result<usize, SendError<A::Msg>> {
+    /// `timer` is the timer's tag ([`timer_tag`](Self::timer_tag)), 0 for
+    /// a standalone actor's.
+    pub(crate) fn push_timer(&self, msg: A::Msg, timer: u64) -> Result<usize, SendError<A::Msg>> {
         #[cfg(feature = "tracing")]
         let msg = crate::actor::trace::Traced::new(msg, crate::actor::trace::Via::Timer);
-        self.inbox.push_timer(msg).map_err(|e| self.refused(e))
+        self.inbox
+            .push_timer(msg, timer)
+            .map_err(|e| self.refused(e))
+    }
+
+    /// The tag of a timer the actor arms now: for a group member, its
+    /// place among the timers the group's members armed (a journal records
+    /// it, a replay fires by it); `None` for a standalone actor.
+    pub(crate) fn timer_tag(&self) -> Option<u64> {
+        self.inbox.timer_tag()
     }
 
     /// The actor's lock (its group's, for a member).

@@ -8,6 +8,9 @@
 //! inputs and timer firings; version 3 adds the lost record, an input a
 //! flight recorder could not keep, which only a dump that holds one is
 //! written with (so a dump without one stays readable as version 2).
+//! Version 4, a live group's journal, names the timer of each timer
+//! record: its payload is the timer's tag (`u64`, little-endian), where
+//! before it was empty.
 
 use crate::base::clock::Time;
 
@@ -19,10 +22,13 @@ pub(crate) const VERSION_INPUTS_ONLY: u8 = 1;
 pub(crate) const VERSION_TIMERS: u8 = 2;
 /// Inputs, timer firings and lost inputs.
 pub(crate) const VERSION_LOST: u8 = 3;
+/// As version 3, with each timer firing's tag as its payload.
+pub(crate) const VERSION_TIMER_TAGS: u8 = 4;
 
 /// An input; the payload is its postcard encoding.
 pub(crate) const KIND_INPUT: u8 = 0;
-/// A timer fired into the group; no payload.
+/// A timer fired into the group; no payload, or from version 4 the
+/// timer's tag.
 pub(crate) const KIND_TIMER: u8 = 1;
 /// An input was handled here but not kept (too large for its slot, or its
 /// encoding failed); no payload. Version 3 on.
@@ -31,7 +37,7 @@ pub(crate) const KIND_LOST: u8 = 2;
 /// Larger records are taken for corruption rather than allocated.
 pub(crate) const MAX_RECORD: u32 = 64 << 20;
 
-/// Length of a record's head in versions 2 and 3.
+/// Length of a record's head from version 2 on.
 pub(crate) const HEAD_LEN: usize = 13;
 
 /// The file header for `version`.
@@ -42,7 +48,8 @@ pub(crate) fn header(version: u8) -> [u8; 8] {
     h
 }
 
-/// A record's head (version 2 and 3 layout): what precedes its payload.
+/// A record's head (the layout from version 2 on): what precedes its
+/// payload.
 pub(crate) fn record_head(len: u32, at: Time, kind: u8) -> [u8; HEAD_LEN] {
     let mut h = [0u8; HEAD_LEN];
     h[..4].copy_from_slice(&len.to_le_bytes());

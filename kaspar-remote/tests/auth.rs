@@ -320,7 +320,13 @@ fn a_hundred_forged_sends_run_no_handler_and_are_counted() {
     // one forged ask too: refused, and nothing sent in answer
     push(&mut w.raw, &forge(Kind::Ask, 0, 1, 9, 6000, 0, &Seq(2000)));
     w.still_answers(2);
-    std::thread::sleep(Duration::from_millis(50));
+    // The raw link is not the client's: its frames may be read after the
+    // client's ask was answered. Once all 101 are counted, none can run.
+    assert!(eventually(Duration::from_secs(5), || w
+        .server
+        .stats()
+        .unauthenticated
+        == 101));
     assert!(
         (1000..1100).chain([2000]).all(|n| !w.ran(n)),
         "a forged send ran"
@@ -411,14 +417,25 @@ fn a_replayed_hello_opens_no_session() {
     assert_eq!(kinds, [Kind::Hello, Kind::Proof, Kind::Tell, Kind::Ask]);
     push(&mut w.raw, &captured[0]);
     w.still_answers(2);
+    // (the raw link's frame may be read after the client's ask)
+    assert!(eventually(Duration::from_secs(5), || w
+        .server
+        .stats()
+        .unauthenticated
+        == 1));
     let s = w.server.stats();
     assert_eq!((s.unauthenticated, s.replayed), (1, 1), "{s:?}");
 
     // The whole lookup, replayed to a fresh server.
     let net = w.net.clone();
+    let before_goodbye = w.client.stats().frames_in;
     drop(w.server);
     // (its goodbye reaches the client)
-    std::thread::sleep(Duration::from_millis(50));
+    assert!(eventually(Duration::from_secs(5), || w
+        .client
+        .stats()
+        .frames_in
+        > before_goodbye));
     let client_in = w.client.stats().frames_in;
     let (c, log) = Counter::new();
     let fresh = Node::with_config(net.clone(), "server", keyed("server", KEY)).unwrap();

@@ -2,7 +2,7 @@
 //! with the actor of its `Addr<A>`, where it is one.
 
 use proc_macro2::TokenStream;
-use syn::{Fields, GenericArgument, Ident, ItemStruct, PathArguments, Type};
+use syn::{Attribute, Fields, GenericArgument, Ident, ItemStruct, PathArguments, Type};
 
 pub(super) struct Group<'a> {
     /// What was written between the attribute's parentheses.
@@ -17,6 +17,8 @@ pub(super) struct Field<'a> {
     pub(super) ty: &'a Type,
     /// `A` where the field's type is `Addr<A>`.
     pub(super) member: Option<&'a Type>,
+    /// A `#[cfg(..)]` or `#[cfg_attr(..)]` on the field, if any.
+    pub(super) cfg: Option<&'a Attribute>,
 }
 
 impl<'a> Group<'a> {
@@ -30,6 +32,10 @@ impl<'a> Group<'a> {
                         ident: f.ident.as_ref().expect("named"),
                         ty: &f.ty,
                         member: member_type(&f.ty),
+                        cfg: f
+                            .attrs
+                            .iter()
+                            .find(|a| a.path().is_ident("cfg") || a.path().is_ident("cfg_attr")),
                     })
                     .collect(),
             ),

@@ -1,5 +1,6 @@
 //! Judge a parsed `#[group]`: no options, no generics, and at least one
-//! named field, each a member's address. Every mistake is reported.
+//! named field, each a member's address and none under `cfg`. Every
+//! mistake is reported.
 
 use syn::{Ident, Type};
 
@@ -29,6 +30,14 @@ impl<'a> Group<'a> {
         match &self.fields {
             Some(fields) if !fields.is_empty() => {
                 for f in fields {
+                    // The members' states are one tuple, whose elements
+                    // cannot be configured out one by one.
+                    if let Some(cfg) = f.cfg {
+                        errors.spanned(
+                            cfg,
+                            "a group's members cannot be configured out one by one (their states are one tuple at spawn); put the `cfg` on the whole `#[group]` struct, one definition per configuration",
+                        );
+                    }
                     match f.member {
                         Some(actor) => members.push(Member {
                             field: f.ident,

@@ -157,10 +157,7 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         )
     };
 
-    let hook = |name: &str, hook: &Option<HookModel>| -> TokenStream {
-        let Some(h) = hook else {
-            return TokenStream::new();
-        };
+    let hook = |name: &str, h: &HookModel| -> TokenStream {
         let fn_name = Ident::new(name, Span::call_site());
         let method = &h.method;
         let cfg = &h.cfg;
@@ -174,15 +171,16 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         }
     };
     let assumes_state = assumes_state(user_where);
-    let mut started = hook("started", &model.started);
-    if let Some(h) = &model.started {
+    let mut started = TokenStream::new();
+    for h in &model.started {
         let cfg = &h.cfg;
+        started.extend(hook("started", h));
         started.extend(quote!(
             #cfg
             const HAS_STARTED: bool = true;
         ));
     }
-    let stopped = hook("stopped", &model.stopped);
+    let stopped: TokenStream = model.stopped.iter().map(|h| hook("stopped", h)).collect();
 
     let actor_impl = quote! {
         #[automatically_derived]

@@ -47,6 +47,8 @@ pub(super) struct ActorImpl {
     pub(super) self_ty: Type,
     pub(super) ident: Ident,
     pub(super) handlers: Vec<HandlerModel>,
-    pub(super) started: Option<HookModel>,
-    pub(super) stopped: Option<HookModel>,
+    /// At most one, or several under different `cfg`s.
+    pub(super) started: Vec<HookModel>,
+    /// As `started`.
+    pub(super) stopped: Vec<HookModel>,
 }

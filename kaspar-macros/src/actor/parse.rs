@@ -89,8 +89,8 @@ impl ActorImpl {
         };
 
         let mut handlers: Vec<HandlerModel> = Vec::new();
-        let mut started = None;
-        let mut stopped = None;
+        let mut started: Vec<HookModel> = Vec::new();
+        let mut stopped: Vec<HookModel> = Vec::new();
         for item in &imp.items {
             let ImplItem::Fn(f) = item else {
                 // `#[handler]` on a const or an associated type: said here,
@@ -151,15 +151,18 @@ impl ActorImpl {
                 }
                 OwnAttr::Started | OwnAttr::Stopped => {
                     let parsed = hook(f, attr, kind, &mut errs);
-                    let slot = if kind == OwnAttr::Started {
+                    let hooks = if kind == OwnAttr::Started {
                         &mut started
                     } else {
                         &mut stopped
                     };
-                    if slot.is_some() {
+                    // As for handlers: several only under `cfg`s.
+                    let clash = !hooks.is_empty()
+                        && (cfgs(f).is_empty() || hooks.iter().any(|h| h.cfg.is_empty()));
+                    if clash {
                         errs.spanned(attr, "this lifecycle hook is already defined in this actor");
-                    } else {
-                        *slot = parsed;
+                    } else if let Some(h) = parsed {
+                        hooks.push(h);
                     }
                 }
             }
@@ -190,8 +193,8 @@ impl ActorImpl {
             self_ty: (*imp.self_ty).clone(),
             ident: last_ident(&imp.self_ty)?.clone(),
             handlers: Vec::new(),
-            started: None,
-            stopped: None,
+            started: Vec::new(),
+            stopped: Vec::new(),
         })
     }
 }

@@ -28,7 +28,8 @@
 //! and in the other in the replay. A record fires only a timer of the
 //! group, never one of an actor outside it ([`Simulation::spawn`]), whose
 //! timers a replay does not fire at all (their live firings were not
-//! recorded; [`Simulation::advance_to`] fires them after the replay).
+//! recorded; [`Simulation::advance_to`] fires them after the replay, from
+//! the simulation's start: see [`Simulation::starting_at`]).
 //!
 //! # File format
 //!

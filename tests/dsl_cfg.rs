@@ -118,6 +118,28 @@ fn configured_in_handlers_run_and_configured_out_ones_are_not_there() {
     assert_eq!(hooks.load(Ordering::SeqCst), 11);
 }
 
+/// A group member may carry a `cfg_attr` (a doc, a lint level); only a
+/// `cfg` of its own is refused (`tests/ui/group-member-under-cfg.rs`).
+#[group]
+pub struct Desk {
+    #[cfg_attr(test, doc = "Answers `Here` and `Which`.")]
+    pub gated: Addr<Gated>,
+}
+
+#[test]
+fn a_group_member_may_carry_a_cfg_attr() {
+    let hooks = Arc::new(AtomicUsize::new(0));
+    let system = System::new();
+    let desk = system
+        .spawn_group::<Desk>((Gated {
+            hooks: hooks.clone(),
+        },))
+        .start();
+    assert_eq!(desk.gated.ask(Here).unwrap().wait().unwrap(), "here");
+    system.shutdown();
+    assert_eq!(hooks.load(Ordering::SeqCst), 11);
+}
+
 #[test]
 fn an_actor_whose_only_handler_is_configured_out_has_no_messages() {
     let system = System::new();

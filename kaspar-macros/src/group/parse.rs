@@ -17,7 +17,9 @@ pub(super) struct Field<'a> {
     pub(super) ty: &'a Type,
     /// `A` where the field's type is `Addr<A>`.
     pub(super) member: Option<&'a Type>,
-    /// A `#[cfg(..)]` or `#[cfg_attr(..)]` on the field, if any.
+    /// A `#[cfg(..)]` on the field, if any. (A `cfg_attr` is let be: it
+    /// usually adds a doc or a lint level, and one that adds a `cfg` is
+    /// rustc's to judge.)
     pub(super) cfg: Option<&'a Attribute>,
 }
 
@@ -32,10 +34,7 @@ impl<'a> Group<'a> {
                         ident: f.ident.as_ref().expect("named"),
                         ty: &f.ty,
                         member: member_type(&f.ty),
-                        cfg: f
-                            .attrs
-                            .iter()
-                            .find(|a| a.path().is_ident("cfg") || a.path().is_ident("cfg_attr")),
+                        cfg: f.attrs.iter().find(|a| a.path().is_ident("cfg")),
                     })
                     .collect(),
             ),

@@ -12,6 +12,7 @@
 //! - a body with bytes left after its message is refused and counted.
 
 mod common;
+mod forge;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,14 +20,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::*;
+use forge::*;
 use kaspar::prelude::*;
 use kaspar::AskError;
 use kaspar_remote::frame::{self, Frame, Header, Kind};
 use kaspar_remote::link::Announcement;
 use kaspar_remote::loopback::{Loopback, LoopbackRx, LoopbackTx};
 use kaspar_remote::{
-    Export, LinkError, LinkRx, LinkTx, LookupError, Node, NodeConfig, NodeStats, Refused,
-    RemoteActor, RemoteAddr, Transport,
+    Export, LinkError, LinkTx, LookupError, Node, NodeConfig, NodeStats, Refused, RemoteActor,
+    RemoteAddr, Transport,
 };
 use serde::Serialize;
 
@@ -107,25 +109,8 @@ impl Transport for Slow {
     }
 }
 
-/// A hello's body as a node writes it (postcard, the crate's field order).
-#[derive(Serialize)]
-struct Hello<'a> {
-    from: &'a str,
-    export: &'a str,
-    actor: &'a str,
-    schema: u64,
-    /// The session this one replaces, and how many frames it sent.
-    previous: Option<(u64, u64)>,
-}
-
 fn hello(from: &str) -> Hello<'_> {
-    Hello {
-        from,
-        export: "counter",
-        actor: "Counter",
-        schema: Counter::SCHEMA_HASH,
-        previous: None,
-    }
+    hello_counter(from, Counter::SCHEMA_HASH)
 }
 
 /// An announced export record (postcard, the crate's field order).
@@ -135,63 +120,6 @@ struct Record<'a> {
     slot: u32,
     actor: &'a str,
     schema: u64,
-}
-
-/// One frame, every header field as given (the body length excepted).
-#[allow(clippy::too_many_arguments)]
-fn forge<B: Serialize + ?Sized>(
-    kind: Kind,
-    target: u32,
-    wire_id: u32,
-    correlation: u64,
-    session: u64,
-    seq: u64,
-    body: &B,
-) -> Vec<u8> {
-    let h = Header {
-        kind,
-        target,
-        wire_id,
-        body_len: 0,
-        correlation,
-        session,
-        seq,
-    };
-    frame::to_vec(&h, body).unwrap()
-}
-
-/// One frame whose body is `body` as it is.
-#[allow(clippy::too_many_arguments)]
-fn forge_bytes(
-    kind: Kind,
-    target: u32,
-    wire_id: u32,
-    correlation: u64,
-    session: u64,
-    seq: u64,
-    body: &[u8],
-) -> Vec<u8> {
-    let mut bytes = forge(kind, target, wire_id, correlation, session, seq, &());
-    bytes.extend_from_slice(body);
-    bytes[12..16].copy_from_slice(&u32::try_from(body.len()).unwrap().to_le_bytes());
-    bytes
-}
-
-fn push(tx: &mut impl LinkTx, bytes: &[u8]) {
-    tx.send_frame(bytes.len(), &mut |buf| buf.copy_from_slice(bytes))
-        .unwrap();
-}
-
-/// The frames `rx` receives within `patience`, until `enough` of them.
-fn receive(rx: &mut impl LinkRx, enough: usize, patience: Duration) -> Vec<Vec<u8>> {
-    let mut got = Vec::new();
-    let until = Instant::now() + patience;
-    while got.len() < enough && Instant::now() < until {
-        if rx.poll(64, &mut |b| got.push(b.to_vec())).unwrap() == 0 {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-    got
 }
 
 /// A node exporting a `Counter` as "counter" (slot 0), a client node

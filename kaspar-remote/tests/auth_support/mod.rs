@@ -3,12 +3,18 @@
 //! of a server, a client and a raw link.
 #![allow(dead_code)]
 
+#[path = "../forge/mod.rs"]
+mod forge;
+// Not every binary that includes this module uses all of them.
+#[allow(unused_imports)]
+pub(crate) use forge::{forge, hello_counter, push, Hello};
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
-use kaspar_remote::frame::{self, Header, Kind};
+use kaspar_remote::frame::Kind;
 use kaspar_remote::link::Announcement;
 use kaspar_remote::loopback::{Loopback, LoopbackRx, LoopbackTx};
 use kaspar_remote::{
@@ -154,17 +160,8 @@ impl Transport for Tap {
     }
 }
 
-/// A hello's body as a node writes it, its authentication after it
-/// (postcard, the crate's field order).
-#[derive(Serialize)]
-pub(crate) struct Hello<'a> {
-    pub(crate) from: &'a str,
-    pub(crate) export: &'a str,
-    pub(crate) actor: &'a str,
-    pub(crate) schema: u64,
-    pub(crate) previous: Option<(u64, u64)>,
-}
-
+/// A hello's authentication, after its body (postcard, the crate's
+/// field order).
 #[derive(Serialize)]
 pub(crate) struct HelloAuth<'a> {
     pub(crate) key_id: &'a str,
@@ -174,34 +171,7 @@ pub(crate) struct HelloAuth<'a> {
 }
 
 pub(crate) fn hello(from: &str) -> Hello<'_> {
-    Hello {
-        from,
-        export: "counter",
-        actor: "Counter",
-        schema: Counter::SCHEMA_HASH,
-        previous: None,
-    }
-}
-
-pub(crate) fn forge<B: Serialize + ?Sized>(
-    kind: Kind,
-    target: u32,
-    wire_id: u32,
-    correlation: u64,
-    session: u64,
-    seq: u64,
-    body: &B,
-) -> Vec<u8> {
-    let h = Header {
-        kind,
-        target,
-        wire_id,
-        body_len: 0,
-        correlation,
-        session,
-        seq,
-    };
-    frame::to_vec(&h, body).unwrap()
+    hello_counter(from, Counter::SCHEMA_HASH)
 }
 
 /// A hello naming `from`, with an authentication whose MAC is a guess.
@@ -215,21 +185,9 @@ pub(crate) fn forged_hello(from: &str, session: u64) -> Vec<u8> {
     forge(Kind::Hello, 0, 0, 1, session, 0, &(hello(from), a))
 }
 
-pub(crate) fn push(tx: &mut impl LinkTx, bytes: &[u8]) {
-    tx.send_frame(bytes.len(), &mut |buf| buf.copy_from_slice(bytes))
-        .unwrap();
-}
-
 /// The frames `rx` receives within `patience`.
 pub(crate) fn receive(rx: &mut impl LinkRx, patience: Duration) -> Vec<Vec<u8>> {
-    let mut got = Vec::new();
-    let until = Instant::now() + patience;
-    while Instant::now() < until {
-        if rx.poll(64, &mut |b| got.push(b.to_vec())).unwrap() == 0 {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-    got
+    forge::receive(rx, usize::MAX, patience)
 }
 
 /// A server exporting a `Counter` as "counter" (slot 0), a client that

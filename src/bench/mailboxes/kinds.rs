@@ -1,6 +1,7 @@
 //! Table 7's three measurements of one mailbox kind, through the public
 //! `Mailbox` API with plain threads: a single-thread round trip, bursts
-//! to an idle consumer, and 32 producers pushing at once.
+//! to an idle consumer, and 32 producers pushing at once; and beyond the
+//! paper, one message at a time handed between two threads and back.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
@@ -30,6 +31,55 @@ pub(super) fn single_thread_rt_p50(kind: MailboxKind, samples: usize) -> f64 {
             per_rt.push(ns);
         }
     }
+    median(&mut per_rt)
+}
+
+/// Two threads, two mailboxes of `kind`, one message in flight: the
+/// first thread pushes into one and drains the other, the second echoes
+/// what it drains. Both consumers spin while empty (`IdleWait::Spin`), so
+/// no round trip pays a wake-up: what is left is the queue's own hand-off
+/// between two cores, both ways, which a pooled actor asked from a plain
+/// thread pays once each way. The median over samples of 100 round trips,
+/// per round trip.
+pub(super) fn handoff_rt_p50(kind: MailboxKind, samples: usize) -> f64 {
+    const PER_SAMPLE: usize = 100;
+    let there = Arc::new(Mailbox::<u64>::new(kind));
+    let back = Arc::new(Mailbox::<u64>::new(kind));
+    let echo = {
+        let (there, back) = (Arc::clone(&there), Arc::clone(&back));
+        std::thread::spawn(move || {
+            let mut out = Vec::with_capacity(16);
+            while let Drained::Got(_) = there.pop_batch(&mut out, 16, IdleWait::Spin) {
+                for v in out.drain(..) {
+                    // One in flight: a bounded kind is never full here.
+                    assert!(back.push(v).is_ok(), "the echo's push was refused");
+                }
+            }
+        })
+    };
+    let mut out = Vec::with_capacity(16);
+    let mut per_rt = Vec::with_capacity(samples);
+    let mut sent = 0u64;
+    for s in 0..samples + samples / 10 {
+        let t0 = Instant::now();
+        for _ in 0..PER_SAMPLE {
+            assert!(there.push(sent).is_ok(), "the push was refused");
+            let got = back.pop_batch(&mut out, 16, IdleWait::Spin);
+            assert!(
+                matches!(got, Drained::Got(1)) && out[0] == sent,
+                "lost or reordered"
+            );
+            out.clear();
+            sent += 1;
+        }
+        let ns = t0.elapsed().as_nanos() as f64 / PER_SAMPLE as f64;
+        if s >= samples / 10 {
+            // The first tenth warms up caches and the branch predictor.
+            per_rt.push(ns);
+        }
+    }
+    there.close();
+    echo.join().unwrap();
     median(&mut per_rt)
 }
 

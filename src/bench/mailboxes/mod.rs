@@ -9,7 +9,11 @@
 //!   waits for the consumer thread to take each burst (so the consumer goes
 //!   idle between bursts); wall time per message;
 //! * `fanin32_push_p99_ns`: 32 producer threads push at once into one
-//!   consumer; the 99th percentile of a single `push`'s latency.
+//!   consumer; the 99th percentile of a single `push`'s latency;
+//! * `handoff_rt_p50_ns` (not in the paper): two threads hand one message
+//!   to each other and back through two mailboxes, both consumers spinning;
+//!   the median over samples of 100 round trips, per round trip. A pooled
+//!   actor asked from a plain thread pays this hand-off once each way.
 //!
 //! Batching, through actors: `Ping` fires a burst of 10,000 balls at `Pong`,
 //! which sends each back; when the whole burst is back, `Ping` fires the
@@ -34,7 +38,7 @@ use kaspar::mailbox::WhenFull;
 use kaspar::prelude::*;
 
 use super::{JsonLines, Machine};
-use kinds::{burst_ns_per_msg, fanin_push_p99, single_thread_rt_p50};
+use kinds::{burst_ns_per_msg, fanin_push_p99, handoff_rt_p50, single_thread_rt_p50};
 use pingpong::pingpong;
 use sender_batching::pingpong_threads;
 
@@ -99,6 +103,7 @@ pub struct KindRow {
     pub single_thread_rt_p50_ns: f64,
     pub burst_ns_per_msg: f64,
     pub fanin32_push_p99_ns: f64,
+    pub handoff_rt_p50_ns: f64,
 }
 
 /// Everything one mailboxes run measured.
@@ -159,6 +164,7 @@ pub fn measure(quick: bool) -> Mailboxes {
             single_thread_rt_p50_ns: single_thread_rt_p50(kind, sizes.rt_samples),
             burst_ns_per_msg: burst_ns_per_msg(kind, sizes.burst_msgs),
             fanin32_push_p99_ns: fanin_push_p99(kind, sizes.fanin_per_producer),
+            handoff_rt_p50_ns: handoff_rt_p50(kind, sizes.rt_samples / 4),
         })
         .collect();
     let batching = PINGPONG_ROWS
@@ -189,17 +195,28 @@ pub fn print(m: &Mailboxes, machine: &Machine) {
         if m.quick { ", --quick" } else { "" }
     );
     println!("{}\n", machine.header());
-    println!("| kind | single-thread rt p50 (ns) | burst (ns/msg) | fan-in 32 push p99 (ns) |");
-    println!("|---|---:|---:|---:|");
+    println!(
+        "| kind | single-thread rt p50 (ns) | burst (ns/msg) | fan-in 32 push p99 (ns) \
+         | two-thread hand-off rt p50 (ns) |"
+    );
+    println!("|---|---:|---:|---:|---:|");
     for r in &m.table7 {
         println!(
-            "| {} | {:.1} | {:.1} | {:.0} |",
-            r.kind, r.single_thread_rt_p50_ns, r.burst_ns_per_msg, r.fanin32_push_p99_ns
+            "| {} | {:.1} | {:.1} | {:.0} | {:.0} |",
+            r.kind,
+            r.single_thread_rt_p50_ns,
+            r.burst_ns_per_msg,
+            r.fanin32_push_p99_ns,
+            r.handoff_rt_p50_ns
         );
     }
     println!(
-        "\nfan-in p99, bqueue / sharded: {:.1}x\n",
+        "\nfan-in p99, bqueue / sharded: {:.1}x",
         m.kind("bqueue").fanin32_push_p99_ns / m.kind("sharded").fanin32_push_p99_ns
+    );
+    println!(
+        "two-thread hand-off, compact / segmented: {:.2}x\n",
+        m.kind("compact").handoff_rt_p50_ns / m.kind("segmented").handoff_rt_p50_ns
     );
 
     println!(
@@ -248,6 +265,13 @@ pub fn record(m: &Mailboxes, json: &mut JsonLines) {
             r.kind,
             "fanin32_push_p99_ns",
             r.fanin32_push_p99_ns,
+            "ns",
+        );
+        json.record(
+            "table7",
+            r.kind,
+            "handoff_rt_p50_ns",
+            r.handoff_rt_p50_ns,
             "ns",
         );
     }

@@ -100,12 +100,17 @@ mod wire;
 ///
 /// # On the impl block: handlers and hooks
 ///
-/// `#[actor]` on the actor's inherent impl block takes no options. It
-/// collects the methods marked `#[handler(M)]` (see `handler`),
-/// `#[started]` and `#[stopped]`, and generates the message enum
-/// `<Actor>Msg` (one variant per handler), the `Actor` impl, whose dispatch
-/// is a `match`, and one `Handler<M>` impl per handler. Other methods are
-/// left alone.
+/// `#[actor]` on the actor's inherent impl block collects the methods
+/// marked `#[handler(M)]` (see `handler`), `#[started]` and `#[stopped]`,
+/// and generates the message enum `<Actor>Msg` (one variant per handler),
+/// the `Actor` impl, whose dispatch is a `match`, and one `Handler<M>`
+/// impl per handler. Other methods are left alone. It takes two options,
+/// in either order:
+///
+/// * `msg = Name`: the message enum is `Name` instead of `<Actor>Msg`,
+///   for when a type of that name is already there;
+/// * `remote`: with kaspar-remote, the handlers form the actor's remote
+///   table too.
 ///
 /// ```text
 /// #[started] fn name(&mut self, ctx: &mut Ctx<Self>)

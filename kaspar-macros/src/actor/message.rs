@@ -36,7 +36,10 @@ impl MessageEnum {
     /// `replies` holds each handler's reply type, `()` for none.
     pub(super) fn new(model: &ActorImpl, replies: &[TokenStream]) -> MessageEnum {
         let p = quote!(::kaspar::__private);
-        let ident = format_ident!("{}Msg", model.ident);
+        let ident = model
+            .msg_name
+            .clone()
+            .unwrap_or_else(|| format_ident!("{}Msg", model.ident));
         let variants: Vec<Ident> = names::distinct(
             model
                 .handlers

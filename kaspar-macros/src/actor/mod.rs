@@ -63,9 +63,10 @@ fn declare(
 
 /// `#[actor]` on the actor's impl block.
 fn collect(args: TokenStream, imp: ItemImpl) -> TokenStream {
-    let (remote, bad_args) = impl_args(args);
+    let ImplArgs { remote, msg, bad } = impl_args(args);
     match ActorImpl::parse(&imp).and_then(|m| remote::check(&m, remote).map(|()| m)) {
-        Ok(model) => {
+        Ok(mut model) => {
+            model.msg_name = msg;
             let mut out = emitted(imp).into_token_stream();
             out.extend(expand::impl_block(&model));
             if remote {
@@ -73,14 +74,17 @@ fn collect(args: TokenStream, imp: ItemImpl) -> TokenStream {
             }
             // Misplaced options are reported; the handlers are collected
             // all the same, so that error is the only one.
-            out.extend(bad_args.map(syn::Error::into_compile_error));
+            out.extend(bad.map(syn::Error::into_compile_error));
             out
         }
         Err(mut err) => {
-            if let Some(bad) = bad_args {
+            if let Some(bad) = bad {
                 err.combine(bad);
             }
-            let fallback = ActorImpl::fallback(&imp);
+            let fallback = ActorImpl::fallback(&imp).map(|mut m| {
+                m.msg_name = msg;
+                m
+            });
             let mut out = with_item(emitted(imp), err);
             // An `Actor` impl with no handlers keeps `Ctx<Self>` in the
             // user's signatures well-formed, so the errors above are the
@@ -91,26 +95,77 @@ fn collect(args: TokenStream, imp: ItemImpl) -> TokenStream {
     }
 }
 
-/// What `#[actor(...)]` on an impl block says: `remote` (a trailing comma
-/// allowed), or nothing; anything else is an option meant for the struct,
-/// reported (the block is then collected as if it had none).
-fn impl_args(args: TokenStream) -> (bool, Option<syn::Error>) {
+/// What `#[actor(...)]` on an impl block says.
+struct ImplArgs {
+    /// `remote`: the handlers form a remote table too.
+    remote: bool,
+    /// `msg = Name`: the message enum's name.
+    msg: Option<Ident>,
+    /// What was wrong with them, if anything.
+    bad: Option<syn::Error>,
+}
+
+/// Parses `#[actor(...)]` on an impl block: `remote` and `msg = Name`, in
+/// any order, a trailing comma allowed, or nothing. Any other word is an
+/// option meant for the struct, reported (the block is then collected as
+/// if it had none); a `msg` whose value is not a name, or a second `msg`,
+/// is reported at the value.
+fn impl_args(args: TokenStream) -> ImplArgs {
     use syn::parse::Parser;
-    use syn::punctuated::Punctuated;
+    let mut out = ImplArgs {
+        remote: false,
+        msg: None,
+        bad: None,
+    };
     if args.is_empty() {
-        return (false, None);
+        return out;
     }
-    let words = Punctuated::<Ident, syn::Token![,]>::parse_terminated.parse2(args.clone());
-    match words {
-        Ok(words) if words.len() == 1 && words[0] == "remote" => (true, None),
-        _ => (
-            false,
-            Some(syn::Error::new_spanned(
+    let mut remote = false;
+    let mut msg: Option<Ident> = None;
+    let mut misplaced = false;
+    let parsed = syn::meta::parser(|meta| {
+        if meta.path.is_ident("remote") {
+            remote = true;
+            Ok(())
+        } else if meta.path.is_ident("msg") {
+            let value = meta.value()?;
+            let name: Ident = value.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "`msg` names the message enum with an identifier: `#[actor(msg = CounterMessage)]`",
+                )
+            })?;
+            if msg.is_some() {
+                return Err(syn::Error::new_spanned(&name, "`msg` is given twice"));
+            }
+            msg = Some(name);
+            Ok(())
+        } else {
+            misplaced = true;
+            Err(meta.error("misplaced"))
+        }
+    })
+    .parse2(args.clone());
+    match parsed {
+        Ok(()) => {
+            out.remote = remote;
+            out.msg = msg;
+        }
+        Err(_) if misplaced => {
+            out.bad = Some(syn::Error::new_spanned(
                 &args,
-                "options go on the actor's struct, not on its impl block: `#[actor(...)] struct ...`; the impl block takes only `remote`",
-            )),
-        ),
+                "options go on the actor's struct, not on its impl block: `#[actor(...)] struct ...`; \
+                 the impl block takes only `remote` and `msg = Name`",
+            ));
+        }
+        Err(e) => {
+            // A `msg` that named nothing usable: the rest still applies,
+            // so the expansion goes on with the enum's default name.
+            out.remote = remote;
+            out.bad = Some(e);
+        }
     }
+    out
 }
 
 /// The impl block as `#[actor]` emits it: without the attributes it

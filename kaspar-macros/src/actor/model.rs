@@ -46,6 +46,10 @@ pub(super) struct ActorImpl {
     pub(super) generics: Generics,
     pub(super) self_ty: Type,
     pub(super) ident: Ident,
+    /// `#[actor(msg = Name)]` on the impl block: the message enum's name,
+    /// where the default `<Actor>Msg` would collide with a type of the
+    /// user's.
+    pub(super) msg_name: Option<Ident>,
     pub(super) handlers: Vec<HandlerModel>,
     /// At most one, or several under different `cfg`s.
     pub(super) started: Vec<HookModel>,

@@ -81,6 +81,10 @@ impl Options {
                     &meta,
                     "`remote` goes on the actor's impl block, which lists the handlers the remote table is built from: `#[actor(remote)] impl ...`",
                 ),
+                (Some("msg"), Meta::NameValue(_)) => errors.spanned(
+                    &meta,
+                    "`msg` goes on the actor's impl block, whose handlers the message enum is made of: `#[actor(msg = Name)] impl ...`",
+                ),
                 _ => errors.spanned(
                     &meta,
                     "unknown `#[actor]` option; expected `reentrant`, `thread_bound`, `policy = ...`, `mailbox = ...` or `name = \"...\"`",

@@ -108,8 +108,8 @@ struct ImplArgs {
 /// Parses `#[actor(...)]` on an impl block: `remote` and `msg = Name`, in
 /// any order, a trailing comma allowed, or nothing. Any other word is an
 /// option meant for the struct, reported (the block is then collected as
-/// if it had none); a `msg` whose value is not a name, or a second `msg`,
-/// is reported at the value.
+/// if it had none); an option written wrong (`msg` without a name,
+/// `remote` with a value) or given twice is reported where it is.
 fn impl_args(args: TokenStream) -> ImplArgs {
     use syn::parse::Parser;
     let mut out = ImplArgs {
@@ -125,6 +125,12 @@ fn impl_args(args: TokenStream) -> ImplArgs {
     let mut misplaced = false;
     let parsed = syn::meta::parser(|meta| {
         if meta.path.is_ident("remote") {
+            if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                return Err(meta.error("`remote` takes no value: `#[actor(remote)]`"));
+            }
+            if remote {
+                return Err(meta.error("`remote` is given twice"));
+            }
             remote = true;
             Ok(())
         } else if meta.path.is_ident("msg") {
@@ -159,9 +165,12 @@ fn impl_args(args: TokenStream) -> ImplArgs {
             ));
         }
         Err(e) => {
-            // A `msg` that named nothing usable: the rest still applies,
-            // so the expansion goes on with the enum's default name.
+            // An option written wrong, or twice: what was read before it
+            // still applies (a `msg` given twice keeps its first name), so
+            // the user's code that names the enum raises no further
+            // errors.
             out.remote = remote;
+            out.msg = msg;
             out.bad = Some(e);
         }
     }

@@ -185,14 +185,16 @@ pub fn actor(args: TokenStream, item: TokenStream) -> TokenStream {
 /// }
 /// ```
 ///
-/// `#[group]` takes no options: the group's mailbox and cycle policy are
-/// set when it is spawned, `system.spawn_group::<G>(..).mailbox(..)` and
-/// `.policy(..)` (the policy of the members that do not declare one). It
-/// needs at least one member; every field is an `Addr<A>` of an `#[actor]`
-/// type (an instance of a generic actor too: `Addr<Strategy<Linear>>`),
-/// and the group itself is not generic. It generates the message enum
-/// `<Group>Msg` (one variant per member, holding that member's own message
-/// enum) and the `GroupSpec` impl.
+/// `#[group]` takes one option, `msg = Name`, below; the group's mailbox
+/// and cycle policy are set when it is spawned,
+/// `system.spawn_group::<G>(..).mailbox(..)` and `.policy(..)` (the policy
+/// of the members that do not declare one). It needs at least one member;
+/// every field is an `Addr<A>` of an `#[actor]` type (an instance of a
+/// generic actor too: `Addr<Strategy<Linear>>`), and the group itself is
+/// not generic. It generates the message enum `<Group>Msg` (one variant
+/// per member, holding that member's own message enum; `#[group(msg =
+/// Name)]` names it `Name` instead, for when a type of that name is
+/// already there) and the `GroupSpec` impl.
 ///
 /// ```ignore
 /// #[group]

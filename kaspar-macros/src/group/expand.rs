@@ -10,11 +10,16 @@ use super::validate::Member;
 use crate::names;
 
 /// The code for a `#[group]` struct, beside the struct itself.
-pub(super) fn group_spec(item: &ItemStruct, members: &[Member]) -> TokenStream {
+/// `msg` names the message enum, `<Group>Msg` without it.
+pub(super) fn group_spec(
+    item: &ItemStruct,
+    members: &[Member],
+    msg: Option<&Ident>,
+) -> TokenStream {
     let p = quote!(::kaspar::__private);
     let name = &item.ident;
     let name_str = name.to_string();
-    let enum_ident = format_ident!("{}Msg", name);
+    let enum_ident = msg.cloned().unwrap_or_else(|| format_ident!("{}Msg", name));
     let fields: Vec<&Ident> = members.iter().map(|m| m.field).collect();
     let actors: Vec<&Type> = members.iter().map(|m| m.actor).collect();
     let variants: Vec<Ident> =

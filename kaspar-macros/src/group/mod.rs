@@ -25,8 +25,8 @@ use crate::errors::with_item;
 pub(crate) fn expand(args: TokenStream, item: ItemStruct) -> TokenStream {
     let group = Group::parse(args, &item);
     match group.validate() {
-        Ok(members) => {
-            let generated = expand::group_spec(&item, &members);
+        Ok(valid) => {
+            let generated = expand::group_spec(&item, &valid.members, valid.msg.as_ref());
             quote!(#item #generated)
         }
         Err(err) => with_item(&item, err),

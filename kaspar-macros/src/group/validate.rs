@@ -1,6 +1,6 @@
-//! Judge a parsed `#[group]`: no options, no generics, and at least one
-//! named field, each a member's address and none under `cfg`. Every
-//! mistake is reported.
+//! Judge a parsed `#[group]`: no option but `msg = Name`, no generics,
+//! and at least one named field, each a member's address and none under
+//! `cfg`. Every mistake is reported.
 
 use syn::{Ident, Type};
 
@@ -15,16 +15,20 @@ pub(super) struct Member<'a> {
     pub(super) actor: &'a Type,
 }
 
+/// A group that passed every check.
+pub(super) struct Valid<'a> {
+    /// In field order.
+    pub(super) members: Vec<Member<'a>>,
+    /// `msg = Name`: the message enum's name, `<Group>Msg` without it.
+    pub(super) msg: Option<Ident>,
+}
+
 impl<'a> Group<'a> {
-    /// The members, in field order, when the group passes every check.
-    pub(super) fn validate(&self) -> syn::Result<Vec<Member<'a>>> {
+    /// The members, in field order, and the options, when the group
+    /// passes every check.
+    pub(super) fn validate(&self) -> syn::Result<Valid<'a>> {
         let mut errors = Errors::default();
-        if !self.args.is_empty() {
-            errors.spanned(
-                &self.args,
-                "`#[group]` takes no options; set them when spawning: `system.spawn_group::<G>(..).mailbox(..)`",
-            );
-        }
+        let msg = self.options(&mut errors);
         errors.extend(generics::reject_group(&self.item.generics));
         let mut members = Vec::new();
         match &self.fields {
@@ -56,6 +60,40 @@ impl<'a> Group<'a> {
             ),
         }
         errors.finish()?;
-        Ok(members)
+        Ok(Valid { members, msg })
+    }
+
+    /// The one option, `msg = Name`: the group's message enum's name,
+    /// for when a type called `<Group>Msg` is already there. Anything
+    /// else is reported: the other settings are the spawn's.
+    fn options(&self, errors: &mut Errors) -> Option<Ident> {
+        use syn::parse::Parser;
+        if self.args.is_empty() {
+            return None;
+        }
+        let mut msg = None;
+        let parsed = syn::meta::parser(|meta| {
+            if !meta.path.is_ident("msg") {
+                return Err(meta.error(
+                    "`#[group]` takes one option, `msg = Name`; set the others when spawning: `system.spawn_group::<G>(..).mailbox(..)`",
+                ));
+            }
+            let name: Ident = meta.value()?.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "`msg` names the group's message enum with an identifier: `#[group(msg = DeskMessages)]`",
+                )
+            })?;
+            if msg.is_some() {
+                return Err(syn::Error::new_spanned(&name, "`msg` is given twice"));
+            }
+            msg = Some(name);
+            Ok(())
+        })
+        .parse2(self.args.clone());
+        if let Err(e) = parsed {
+            errors.push(e);
+        }
+        msg
     }
 }

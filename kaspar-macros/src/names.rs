@@ -37,3 +37,23 @@ pub(crate) fn distinct(mut names: Vec<Ident>) -> Vec<Ident> {
     }
     names
 }
+
+/// Reads the value of a `msg = Name` option (on `#[actor]`'s impl block or
+/// on `#[group]`) into `slot`: the name the message enum takes. `not_a_name`
+/// is the error for a value that is not an identifier (which enum, and an
+/// example). A second `msg` is an error at its value.
+pub(crate) fn msg_option(
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    slot: &mut Option<Ident>,
+    not_a_name: &str,
+) -> syn::Result<()> {
+    let name: Ident = meta
+        .value()?
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), not_a_name))?;
+    if slot.is_some() {
+        return Err(syn::Error::new_spanned(&name, "`msg` is given twice"));
+    }
+    *slot = Some(name);
+    Ok(())
+}

@@ -134,18 +134,11 @@ fn impl_args(args: TokenStream) -> ImplArgs {
             remote = true;
             Ok(())
         } else if meta.path.is_ident("msg") {
-            let value = meta.value()?;
-            let name: Ident = value.parse().map_err(|e| {
-                syn::Error::new(
-                    e.span(),
-                    "`msg` names the message enum with an identifier: `#[actor(msg = CounterMessage)]`",
-                )
-            })?;
-            if msg.is_some() {
-                return Err(syn::Error::new_spanned(&name, "`msg` is given twice"));
-            }
-            msg = Some(name);
-            Ok(())
+            crate::names::msg_option(
+                &meta,
+                &mut msg,
+                "`msg` names the message enum with an identifier: `#[actor(msg = CounterMessage)]`",
+            )
         } else {
             misplaced = true;
             Err(meta.error("misplaced"))

@@ -78,17 +78,11 @@ impl<'a> Group<'a> {
                     "`#[group]` takes one option, `msg = Name`; set the others when spawning: `system.spawn_group::<G>(..).mailbox(..)`",
                 ));
             }
-            let name: Ident = meta.value()?.parse().map_err(|e| {
-                syn::Error::new(
-                    e.span(),
-                    "`msg` names the group's message enum with an identifier: `#[group(msg = DeskMessages)]`",
-                )
-            })?;
-            if msg.is_some() {
-                return Err(syn::Error::new_spanned(&name, "`msg` is given twice"));
-            }
-            msg = Some(name);
-            Ok(())
+            crate::names::msg_option(
+                &meta,
+                &mut msg,
+                "`msg` names the group's message enum with an identifier: `#[group(msg = DeskMessages)]`",
+            )
         })
         .parse2(self.args.clone());
         if let Err(e) = parsed {

@@ -429,6 +429,16 @@ impl<T> Mailbox<T> {
         self.len() == 0
     }
 
+    /// Whether the consumer would find nothing to take now: a poll for the
+    /// consumer's side only (a lingering pooled activation's), reading as
+    /// few of the producers' lines as the queue allows.
+    pub(crate) fn nothing_published(&self) -> bool {
+        match self {
+            Mailbox::Segmented(q) => q.nothing_published(),
+            _ => self.is_empty(),
+        }
+    }
+
     /// How many times a producer (or [`close`](Self::close)) found the
     /// consumer asleep and woke it: each is at most one wake-up system
     /// call, and only these cost one. A push to a consumer that is busy, or

@@ -138,7 +138,7 @@ fn rows() -> Vec<Row> {
         Row {
             framework: "kaspar",
             variant: "pool_segmented",
-            ask: None,
+            ask: Some(|n| kaspar::ask(Variant::PoolSegmented, n)),
             tell: Some(|n| kaspar::tell(Variant::PoolSegmented, n)),
             ping_pong: None,
         },

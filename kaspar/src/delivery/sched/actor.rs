@@ -304,7 +304,7 @@ fn activate<A: Actor>(
                 // actor in this worker's next-to-run slot: with nothing
                 // else to run, wait a moment for the next message before
                 // going idle (`worker::linger`).
-                worker::linger(pool, || own.is_empty());
+                worker::linger(pool, || own.nothing_published());
             }
         }
     }));

@@ -524,6 +524,17 @@ impl<T> SegmentedMpsc<T> {
         self.len() == 0
     }
 
+    /// Whether the consumer's next message is still unpublished: what a
+    /// lingering pooled consumer polls. It reads the slot the consumer
+    /// takes next and the consumer's own line, where
+    /// [`is_empty`](Self::is_empty) reads the producers' tail, a line
+    /// every push writes: polled from the consumer's core, that look
+    /// moved the tail's line over once per message on top of the slot's.
+    pub(crate) fn nothing_published(&self) -> bool {
+        let at = self.consume();
+        !self.published(&at)
+    }
+
     /// Blocks allocated so far, each of room for 31 messages: none is
     /// freed before the queue is.
     pub fn blocks(&self) -> usize {

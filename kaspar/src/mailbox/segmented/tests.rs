@@ -56,6 +56,29 @@ fn a_backlog_no_deeper_than_before_allocates_no_block() {
     assert_eq!(out, (0..16 * BLOCK_CAP).collect::<Vec<_>>());
 }
 
+/// The lingering consumer's look agrees with what a drain would find, at
+/// every offset of a block and across a block's end.
+#[test]
+fn nothing_published_agrees_with_the_drain() {
+    let q = SegmentedMpsc::new(0);
+    let mut out = Vec::new();
+    for i in 0..2 * LAP + 3 {
+        assert!(q.nothing_published(), "empty at {i}");
+        q.push(i).unwrap();
+        assert!(!q.nothing_published(), "one queued at {i}");
+        q.push(i).unwrap();
+        assert_eq!(q.try_pop_batch(&mut out, 1), 1);
+        assert!(!q.nothing_published(), "one left at {i}");
+        assert_eq!(q.try_pop_batch(&mut out, 1), 1);
+    }
+    assert!(q.nothing_published());
+    // Looking takes nothing, and gives the consumer's side back.
+    q.push(7).unwrap();
+    assert!(!q.nothing_published());
+    assert_eq!(q.try_pop_batch(&mut out, usize::MAX), 1);
+    assert_eq!(out.last(), Some(&7));
+}
+
 #[test]
 fn capacity_preallocates_whole_blocks() {
     let q = SegmentedMpsc::new(100);

@@ -1,7 +1,8 @@
 //! The pool under load, with exact accounting: 100,000 idle pooled actors
 //! each sent one message; P producer threads (P in 1, 2, 8, 32) flooding
 //! pooled consumers (with the pooled default mailbox, and with a
-//! `Segmented` one); two pooled actors ping-ponging on one worker; a busy
+//! `Segmented` one), and asking them (each answer awaited, so compact
+//! queues inflate); two pooled actors ping-ponging on one worker; a busy
 //! pooled actor that must not starve the others (the budget); and an actor
 //! sent to by a handler that does not return, which another worker must
 //! run (the pool's monitor).
@@ -139,6 +140,55 @@ fn producers_flooding_pooled_consumers_lose_and_repeat_nothing() {
                 soak(producers, 16, each * 8 / producers.max(1), kind)
             });
         }
+    }
+}
+
+/// [`soak`] with asks: each producer waits for each answer, so a
+/// consumer asked by one producer at a time answers lone asks in a row
+/// and its compact queue inflates into its lane (`mailbox::compact::lane`)
+/// while other producers' asks race the switch.
+fn ask_soak(producers: usize, consumers: usize, each: usize) {
+    let system = pool_of(2);
+    let total = producers * each;
+    let marks = ledger(total);
+    let sinks: Vec<Addr<Marker>> = (0..consumers)
+        .map(|_| {
+            system
+                .spawn(Marker {
+                    ledger: Arc::clone(&marks),
+                    handled: 0,
+                })
+                .pooled()
+                .start()
+        })
+        .collect();
+    let threads: Vec<_> = (0..producers)
+        .map(|p| {
+            let sinks = sinks.clone();
+            std::thread::spawn(move || {
+                for k in 0..each {
+                    let id = (p * each + k) as u64;
+                    // Runs of asks to one consumer, then the next.
+                    let to = (p + k / 64) % sinks.len();
+                    sinks[to].ask(id).unwrap().wait().unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    system.shutdown();
+    assert_each_once(&marks);
+}
+
+#[test]
+fn producers_asking_pooled_consumers_lose_and_repeat_nothing() {
+    let each = if cfg!(miri) { 10 } else { 4_000 };
+    for producers in [1, 2, 8, 32] {
+        watchdog("the askers' soak", move || {
+            ask_soak(producers, 4, each * 8 / producers.max(1))
+        });
     }
 }
 

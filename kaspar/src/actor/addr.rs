@@ -95,6 +95,7 @@ impl<A: Actor> Addr<A> {
     pub fn stats(&self) -> ActorStats {
         ActorStats {
             name: self.cell.instance.name(),
+            mailbox_lane: self.cell.inbox.own().is_some_and(|m| m.inflated()),
             ..self.cell.counters()
         }
     }

@@ -61,6 +61,12 @@ pub struct ActorStats {
     pub dead_letters: u64,
     /// Supervised restarts of the actor's state.
     pub restarts: u64,
+    /// Whether the actor's mailbox, a pooled actor's compact queue, has
+    /// inflated into its lane: asked one message at a time in a tight loop
+    /// from another thread, the actor took a segmented queue of its own
+    /// for its hand-offs (about 2 KiB, kept while the actor lives; the
+    /// guide's pool chapter says when and why).
+    pub mailbox_lane: bool,
 }
 
 /// Written only under the actor's lock.
@@ -197,6 +203,8 @@ impl Stats {
             mailbox_high_water: s.mailbox_high_water.load(Relaxed),
             dead_letters: s.get(Rare::DeadLetters),
             restarts: s.get(Rare::Restarts),
+            // Known to the mailbox, not here (`Addr::stats`).
+            mailbox_lane: false,
         }
     }
 }

@@ -57,9 +57,14 @@ pub enum MailboxKind {
     /// length and flags ([`CompactMpsc`](super::CompactMpsc)): a push is
     /// one compare-and-swap and one store; nothing is allocated until a
     /// message arrives, and a burst's room is freed when the consumer next
-    /// finds it empty. The queue is 120 bytes (its producers' half and its
+    /// finds it empty. The queue is 128 bytes (its producers' half and its
     /// consumer's a cache line apart), and the only kind kept
-    /// inline in an actor's cell: the pooled default.
+    /// inline in an actor's cell: the pooled default. A pooled actor that
+    /// answers asks one at a time, handed over from another core, inflates
+    /// it into a `Segmented` lane of its own (about 2 KiB, kept while the
+    /// actor lives), where producers and consumer no longer take turns on
+    /// one word ([`ActorStats::mailbox_lane`](crate::ActorStats::mailbox_lane)
+    /// tells).
     Compact,
 }
 
@@ -79,9 +84,11 @@ impl MailboxKind {
     /// borrow) when its actor goes idle again. Its push is one
     /// compare-and-swap and one store, as a lock-free queue's; what it
     /// lacks against `Segmented` is that producers and the consumer take
-    /// turns on one word. Choose `Segmented` (whose first block of 31
-    /// slots every idle actor would hold) for a pooled actor that many
-    /// threads stream into at once.
+    /// turns on one word, which an actor answering asks one at a time
+    /// from another core escapes by inflating into a lane (see
+    /// [`Compact`](Self::Compact)). Choose `Segmented` (whose first block
+    /// of 31 slots every idle actor would hold) for a pooled actor that
+    /// many threads stream into at once.
     pub const POOLED: MailboxKind = MailboxKind::Compact;
 
     /// `BQueue` with a `capacity`-slot ring.

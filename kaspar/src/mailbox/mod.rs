@@ -57,7 +57,7 @@
 //!   until a message arrives and gives a burst's room back when its
 //!   consumer goes idle, which is why a pooled actor gets it by default
 //!   ([`MailboxKind::POOLED`]); it is the one kind kept inline in the
-//!   actor's cell (120 bytes: its producers' half and its consumer's are
+//!   actor's cell (128 bytes: its producers' half and its consumer's are
 //!   a cache line apart). Its producers and consumer take turns on
 //!   one word, so its fan-in p99 trails the lock-free kinds'; a consumer
 //!   that falls behind takes the whole queue in one swap and works
@@ -127,6 +127,7 @@ pub(crate) use park::{Schedule, TaskSlot};
 pub use batched::BQueueBatched;
 pub use blocking::BQueue;
 pub use compact::CompactMpsc;
+pub(crate) use compact::INFLATE_AFTER;
 pub use kind::{IdleWait, MailboxKind, WhenFull};
 pub use lockfree::LockFreeMpsc;
 pub use segmented::SegmentedMpsc;
@@ -435,8 +436,28 @@ impl<T> Mailbox<T> {
     pub(crate) fn nothing_published(&self) -> bool {
         match self {
             Mailbox::Segmented(q) => q.nothing_published(),
+            Mailbox::Compact(q) => match q.lane() {
+                Some(lane) => lane.nothing_published(),
+                None => q.is_empty(),
+            },
             _ => self.is_empty(),
         }
+    }
+
+    /// Called by a pooled activation that has served
+    /// [`INFLATE_AFTER`] lone messages in a row:
+    /// a compact queue inflates into a lane (the `compact::lane` module);
+    /// every other kind stays as it is. Returns whether it inflated.
+    pub(crate) fn inflate(&self) -> bool {
+        match self {
+            Mailbox::Compact(q) => q.inflate(),
+            _ => false,
+        }
+    }
+
+    /// Whether it is a compact queue that has inflated.
+    pub(crate) fn inflated(&self) -> bool {
+        matches!(self, Mailbox::Compact(q) if q.lane().is_some())
     }
 
     /// How many times a producer (or [`close`](Self::close)) found the

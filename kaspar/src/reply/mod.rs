@@ -21,7 +21,7 @@ use crate::error::AskError;
 pub(crate) use ask::cached_slots;
 pub use ask::Ask;
 pub use ask::Slot;
-pub(crate) use ask::{slot, AskTarget, Asked};
+pub(crate) use ask::{answered, slot, AskTarget, Asked};
 
 /// Where the reply to a queued message goes. Built by the runtime, consumed
 /// by the generated dispatch.

@@ -21,7 +21,8 @@ use crate::base::ids;
 use crate::delivery::run_loop::{self, Init};
 use crate::failure::drop_quietly;
 use crate::guard::chain;
-use crate::mailbox::{Polled, Schedule};
+use crate::mailbox::{Polled, Schedule, INFLATE_AFTER};
+use crate::reply as ask;
 
 /// Batch slots an idle pooled actor keeps between activations.
 const KEEP_IDLE: usize = 8;
@@ -251,6 +252,10 @@ fn activate<A: Actor>(
             .expect("kaspar: a pooled actor owns its mailbox");
         let mailbox = trace::consumer(own);
         let mut left = budget;
+        // Lone asks answered in a row: askers handing their messages over
+        // one at a time and waiting for each reply, for whom a compact
+        // queue inflates (`compact::lane`).
+        let mut lone_asks = 0;
         loop {
             let asked = left.min(max_batch);
             // A journaled actor records every message as a batch.
@@ -265,10 +270,20 @@ fn activate<A: Actor>(
             let (n, slotted) = match polled {
                 Ok(msg) => {
                     let slotted = worker::slotted();
+                    let answered = ask::answered();
                     run_loop::serve_lone(cell, msg);
+                    if ask::answered() == answered {
+                        lone_asks = 0;
+                    } else {
+                        lone_asks += 1;
+                        if lone_asks == INFLATE_AFTER {
+                            own.inflate();
+                        }
+                    }
                     (1, slotted)
                 }
                 Err(Polled::Got(n)) => {
+                    lone_asks = 0;
                     #[cfg(feature = "journal")]
                     if let Some(flight) = flight {
                         crate::delivery::flight::serve_recorded(cell, flight, batch);

@@ -85,6 +85,11 @@ impl<T> PooledMailbox<T> {
     pub fn close(&self) {
         self.0.close();
     }
+
+    /// `Mailbox::inflate`: a compact queue's lane (`compact::lane`).
+    pub fn inflate(&self) -> bool {
+        self.0.inflate()
+    }
 }
 
 /// The pool's sleep protocol (`sched::idle`).

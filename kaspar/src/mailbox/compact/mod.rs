@@ -10,9 +10,9 @@
 //! publishing the new length at once), the shape of a lock-free queue's
 //! push; and the whole queue is a word, a `VecDeque`, the wake-up and the
 //! consumer's spill, that last half at least a cache line from the
-//! producers' (120 bytes, where that queue is 144).
+//! producers' (128 bytes, where that queue is 144).
 //!
-//! Algorithm. `word` is `len << SHIFT | CLOSED | SLEEPING | LOCKED`.
+//! Algorithm. `word` is `len << SHIFT | LANE | CLOSED | SLEEPING | LOCKED`.
 //! Whoever holds the lock (a producer pushing, the consumer draining or
 //! going idle, `close`) took it with a compare-and-swap from a value
 //! without `LOCKED`, and releases it with one store of the queue's new
@@ -55,16 +55,26 @@
 //! out from there without the lock (the `spill` module, C4 and C5). The
 //! spill is boxed and made by the busy period's first deep drain; it is
 //! freed, buffer and box, when the consumer goes idle.
+//!
+//! A pooled consumer answering asks one at a time, each handed over from
+//! another core, inflates the queue into a lane of its own, a segmented
+//! queue whose consumer writes nothing its producers read next (the
+//! `lane` module, C6). From then on every push and drain goes to the lane,
+//! and the word, set to `LANE`, is only read.
 
 use std::collections::VecDeque;
 use std::mem;
 
+mod lane;
 mod spill;
 
+pub(crate) use lane::INFLATE_AFTER;
+
 use super::park::{self, Polls, Wake};
+use super::segmented::SegmentedMpsc;
 use super::{Drained, IdleWait, Polled};
 use crate::base::backoff::Backoff;
-use crate::base::sync::{thread, AtomicUsize, Ordering, UnsafeCell};
+use crate::base::sync::{thread, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::error::SendError;
 
 /// Someone holds the lock (C1).
@@ -74,10 +84,13 @@ const LOCKED: usize = 1;
 const SLEEPING: usize = 2;
 /// `close` was called: no push succeeds any more.
 const CLOSED: usize = 4;
+/// The queue has inflated: every push goes to its lane (C6, the `lane`
+/// module).
+const LANE: usize = 8;
 /// The flags a holder carries through its critical section.
-const FLAGS: usize = SLEEPING | CLOSED;
+const FLAGS: usize = SLEEPING | CLOSED | LANE;
 /// `word >> SHIFT` is the queue's length (C3).
-const SHIFT: u32 = 3;
+const SHIFT: u32 = 4;
 
 /// Up to this many messages, a drain that cannot swap pops them one by
 /// one; past it, the deque's bulk move (see `blocking`'s `FEW`).
@@ -100,10 +113,12 @@ const KEEP_IDLE: usize = 8;
 /// makes up the line.
 #[repr(C)]
 pub struct CompactMpsc<T> {
-    /// `len << SHIFT | CLOSED | SLEEPING | LOCKED`.
+    /// `len << SHIFT | LANE | CLOSED | SLEEPING | LOCKED`.
     word: AtomicUsize,
     /// Only the holder of `LOCKED` touches it (C1).
     queue: UnsafeCell<VecDeque<T>>,
+    /// The lane, once the queue has inflated (C6); null until then.
+    lane: AtomicPtr<SegmentedMpsc<T>>,
     pub(super) wake: Wake,
     _apart: [Gap; APART],
     /// `spilled << SPILL_SHIFT | ROOM | CONSUMING` (the `spill` module).
@@ -134,8 +149,9 @@ enum Gap {
 const _: () = {
     use std::mem::{offset_of, size_of};
     type Q = CompactMpsc<u64>;
-    let producers_end = offset_of!(Q, queue) + size_of::<VecDeque<u64>>();
+    let producers_end = offset_of!(Q, lane) + size_of::<usize>();
     assert!(offset_of!(Q, word) < offset_of!(Q, queue));
+    assert!(offset_of!(Q, queue) < offset_of!(Q, lane));
     assert!(offset_of!(Q, drain) >= producers_end - 1 + 64);
     assert!(offset_of!(Q, spill) > offset_of!(Q, drain));
 };
@@ -199,6 +215,7 @@ impl<T> CompactMpsc<T> {
         CompactMpsc {
             word: AtomicUsize::new(0),
             queue: UnsafeCell::new(VecDeque::new()),
+            lane: AtomicPtr::new(std::ptr::null_mut()),
             drain: AtomicUsize::new(0),
             spill: UnsafeCell::new(None),
             wake: Wake::default(),
@@ -210,9 +227,9 @@ impl<T> CompactMpsc<T> {
     /// consumer's half (for the cell's layout test).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn halves(&self) -> (usize, usize) {
-        let queue = &self.queue as *const _ as usize;
+        let lane = &self.lane as *const _ as usize;
         (
-            queue + std::mem::size_of_val(&self.queue),
+            lane + std::mem::size_of_val(&self.lane),
             &self.drain as *const _ as usize,
         )
     }
@@ -220,16 +237,31 @@ impl<T> CompactMpsc<T> {
     /// Takes the lock.
     #[inline(always)]
     fn lock(&self) -> Held<'_, T> {
-        match self.try_lock_from(self.word.load(Ordering::Relaxed)) {
+        match self.try_lock_from(self.word.load(Ordering::Relaxed), LOCKED) {
             Some(held) => held,
-            None => self.lock_contended(),
+            None => match self.lock_contended(LOCKED) {
+                Ok(held) => held,
+                Err(_) => unreachable!("only a push is sent to the lane"),
+            },
         }
     }
 
-    /// Takes the lock if the word is still `w` and `w` is unlocked.
+    /// A push's [`lock`](Self::lock): the lock, or the lane once the queue
+    /// has inflated (C6). Checking for the lane costs the uninflated push
+    /// nothing: the bit is tested with the lock's.
     #[inline(always)]
-    fn try_lock_from(&self, w: usize) -> Option<Held<'_, T>> {
-        if w & LOCKED == 0
+    fn lock_or_lane(&self) -> Result<Held<'_, T>, &SegmentedMpsc<T>> {
+        match self.try_lock_from(self.word.load(Ordering::Relaxed), LOCKED | LANE) {
+            Some(held) => Ok(held),
+            None => self.lock_contended(LOCKED | LANE),
+        }
+    }
+
+    /// Takes the lock if the word is still `w` and `w` has none of `busy`
+    /// (`LOCKED`, and for a push `LANE`).
+    #[inline(always)]
+    fn try_lock_from(&self, w: usize, busy: usize) -> Option<Held<'_, T>> {
+        if w & busy == 0
             && self
                 .word
                 .compare_exchange_weak(w, w | LOCKED, Ordering::Acquire, Ordering::Relaxed)
@@ -252,14 +284,24 @@ impl<T> CompactMpsc<T> {
     /// loaded machine the waiters keep yielding where a mutex's would
     /// sleep. (The pool's slow Savina chameneos on the dev VM was not
     /// this, but cross-core cost: see the pool's `steal_cost`.)
+    ///
+    /// With `LANE` in `busy` (a push), returns the lane instead once the
+    /// queue has inflated.
     #[cold]
     #[inline(never)]
-    fn lock_contended(&self) -> Held<'_, T> {
+    fn lock_contended(&self, busy: usize) -> Result<Held<'_, T>, &SegmentedMpsc<T>> {
         let mut backoff = Backoff::new();
         loop {
             let w = self.word.load(Ordering::Relaxed);
-            if let Some(held) = self.try_lock_from(w) {
-                return held;
+            if let Some(held) = self.try_lock_from(w, busy) {
+                return Ok(held);
+            }
+            // A push that finds the queue inflated goes to the lane (C6).
+            // Read again with Acquire, the bit proves the pointer stored:
+            // the store that set it, or a later holder's, which acquired
+            // it, released it.
+            if w & busy & LANE != 0 && self.word.load(Ordering::Acquire) & LANE != 0 {
+                return Err(self.lane().expect("stored before LANE (C6)"));
             }
             if w & LOCKED == 0 {
                 // Unlocked, but the word moved under us: retry at once.
@@ -278,7 +320,10 @@ impl<T> CompactMpsc<T> {
     /// message back only once closed.
     #[inline]
     pub fn push(&self, msg: T) -> Result<usize, SendError<T>> {
-        let mut held = self.lock();
+        let mut held = match self.lock_or_lane() {
+            Ok(held) => held,
+            Err(lane) => return self.push_to_lane(lane, msg),
+        };
         if held.flags & CLOSED != 0 {
             return Err(SendError::closed(msg));
         }
@@ -340,6 +385,9 @@ impl<T> CompactMpsc<T> {
     /// `lone`.
     #[inline(always)]
     fn poll_with(&self, out: &mut Vec<T>, max: usize, lone: bool) -> Result<T, Polled> {
+        if let Some(lane) = self.lane() {
+            return Err(lane.poll_batch(out, max));
+        }
         let n = self.take_spilled(out, max.max(1));
         if n > 0 {
             return Err(Polled::Got(n));
@@ -394,6 +442,9 @@ impl<T> CompactMpsc<T> {
     /// Moves up to `max` messages into `out` (at least one when any is
     /// queued), waiting per `idle` while empty and open.
     pub fn pop_batch(&self, out: &mut Vec<T>, max: usize, idle: IdleWait) -> Drained {
+        if let Some(lane) = self.lane() {
+            return lane.pop_batch(out, max, idle);
+        }
         let max = max.max(1);
         let mut polls = Polls::new(idle);
         loop {
@@ -430,6 +481,9 @@ impl<T> CompactMpsc<T> {
         if max == 0 {
             return 0;
         }
+        if let Some(lane) = self.lane() {
+            return lane.try_pop_batch(out, max);
+        }
         let n = self.take_spilled(out, max);
         if n > 0 {
             return n;
@@ -448,7 +502,10 @@ impl<T> CompactMpsc<T> {
         let asleep = held.flags & SLEEPING != 0;
         held.flags = (held.flags | CLOSED) & !SLEEPING;
         drop(held);
-        if asleep {
+        // An inflated queue's consumer sleeps on the lane, never on the
+        // word (C6): at most one of the two finds it asleep.
+        let lane_asleep = self.lane().is_some_and(SegmentedMpsc::close_quiet);
+        if asleep || lane_asleep {
             self.wake.wake();
         }
     }
@@ -461,6 +518,9 @@ impl<T> CompactMpsc<T> {
     /// Messages queued, the spill's included (a snapshot, read without
     /// the lock: C3, C5).
     pub fn len(&self) -> usize {
+        if let Some(lane) = self.lane() {
+            return lane.len();
+        }
         (self.word.load(Ordering::Relaxed) >> SHIFT) + self.spilled()
     }
 
@@ -478,7 +538,10 @@ impl<T> CompactMpsc<T> {
     /// Whether the consumer is asleep (or idle): the next push wakes it.
     #[cfg(test)]
     pub(super) fn consumer_asleep(&self) -> bool {
-        self.word.load(Ordering::Acquire) & SLEEPING != 0
+        match self.lane() {
+            Some(lane) => lane.consumer_asleep(),
+            None => self.word.load(Ordering::Acquire) & SLEEPING != 0,
+        }
     }
 
     /// The capacity of the buffer the queue holds now (tests of the trade).

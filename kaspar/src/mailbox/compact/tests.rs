@@ -387,3 +387,167 @@ fn the_backlog_hands_out_oldest_first_and_keeps_its_buffer() {
         "the buffer is back, for the next trade"
     );
 }
+
+/// A pooled consumer's hook for the lane's tests: counts its schedules.
+#[derive(Default)]
+struct Count(std::sync::atomic::AtomicUsize);
+
+impl super::super::Schedule for Arc<Count> {
+    fn schedule(&self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// A compact queue with a pooled consumer, and its schedules.
+fn pooled<T>() -> (CompactMpsc<T>, Arc<Count>) {
+    let q = CompactMpsc::new();
+    let count = Arc::new(Count::default());
+    assert!(q.wake.task.set(Box::new(Arc::clone(&count))).is_ok());
+    (q, count)
+}
+
+fn schedules(count: &Count) -> usize {
+    count.0.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Inflated, a queue takes every push in its lane, in order, and its word
+/// stays as it was (no push or drain writes it): the length, wake-ups,
+/// the idle period and its one schedule all go through the lane.
+#[test]
+fn inflated_it_queues_in_the_lane_and_leaves_the_word_alone() {
+    let (q, count) = pooled::<u64>();
+    let mut out = Vec::new();
+    q.push(0).unwrap();
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Got(1));
+    assert!(q.inflate());
+    assert!(!q.inflate(), "once");
+    let word = q.word.load(Ordering::Relaxed);
+    assert_eq!(word, LANE, "empty, open, awake, inflated");
+    for i in 1..=100 {
+        assert_eq!(q.push(i).unwrap(), i as usize, "the length after the push");
+    }
+    assert_eq!(q.len(), 100);
+    assert_eq!(q.word.load(Ordering::Relaxed), word, "the word untouched");
+    assert_eq!(q.room(), 0, "the queue's buffer freed");
+    assert_eq!(q.poll(&mut out, 1000), Err(Polled::Got(100)));
+    assert_eq!(out, (0..=100).collect::<Vec<_>>());
+    out.clear();
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Idle);
+    assert!(q.consumer_asleep());
+    q.push(101).unwrap();
+    q.push(102).unwrap();
+    assert_eq!(schedules(&count), 1, "one schedule per idle period");
+    assert_eq!(q.wakeups(), 1);
+    assert_eq!(q.try_pop_batch(&mut out, 8), 2);
+    assert_eq!(out, [101, 102]);
+    assert_eq!(q.word.load(Ordering::Relaxed), word);
+}
+
+/// `close` reaches the lane: an idle consumer is scheduled once, later
+/// pushes are handed back, what was accepted is still drained.
+#[test]
+fn an_inflated_queue_closes_through_its_lane() {
+    let (q, count) = pooled::<u64>();
+    let mut out = Vec::new();
+    assert!(q.inflate());
+    q.push(1).unwrap();
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Got(1));
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Idle);
+    q.close();
+    assert_eq!(schedules(&count), 1, "close ends the idle period");
+    assert!(q.is_closed());
+    assert_eq!(q.push(2), Err(SendError::closed(2)));
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Closed);
+    assert_eq!(out, [1]);
+    // A second close schedules nothing more.
+    q.close();
+    assert_eq!(schedules(&count), 1);
+}
+
+/// It does not inflate for a thread consumer (whose sleep the lane would
+/// not know), nor while a message is queued, nor once closed.
+#[test]
+fn it_inflates_only_empty_open_and_pooled() {
+    let q = CompactMpsc::<u64>::new();
+    assert!(!q.inflate(), "a thread's queue");
+    let (q, _) = pooled::<u64>();
+    q.push(1).unwrap();
+    assert!(!q.inflate(), "a message queued");
+    let mut out = Vec::new();
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Got(1));
+    q.close();
+    assert!(!q.inflate(), "closed");
+    assert!(q.lane().is_none());
+}
+
+/// Messages left in the lane are dropped with the queue, each once.
+#[test]
+fn dropping_an_inflated_queue_drops_what_its_lane_holds() {
+    let drops = Arc::new(());
+    let (q, _) = pooled::<Arc<()>>();
+    assert!(q.inflate());
+    for _ in 0..40 {
+        q.push(Arc::clone(&drops)).unwrap();
+    }
+    assert_eq!(Arc::strong_count(&drops), 41);
+    drop(q);
+    assert_eq!(Arc::strong_count(&drops), 1);
+}
+
+/// Producers pushing while the consumer inflates lose nothing, repeat
+/// nothing, and keep their order.
+#[test]
+fn producers_racing_the_inflation_keep_their_order() {
+    const EACH: u64 = if cfg!(miri) { 200 } else { 20_000 };
+    /// What the consumer pushes itself after going idle, to be scheduled
+    /// again (nobody runs this test's activations): not counted.
+    const MARK: u64 = 9;
+    let (q, _) = pooled::<(u64, u64)>();
+    let q = Arc::new(q);
+    let producers: Vec<_> = (0..3)
+        .map(|p| {
+            let q = Arc::clone(&q);
+            std::thread::spawn(move || {
+                for i in 0..EACH {
+                    q.push((p, i)).unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut next = [0; 3];
+    let mut out = Vec::new();
+    let mut take = |out: &mut Vec<(u64, u64)>| {
+        for (p, i) in out.drain(..).filter(|&(p, _)| p != MARK) {
+            assert_eq!(i, next[p as usize], "producer {p}'s order");
+            next[p as usize] += 1;
+        }
+        next.iter().sum::<u64>()
+    };
+    // From a third of the way on, the consumer inflates at the first
+    // drain that leaves the queue empty, while the producers push on.
+    let mut inflated = false;
+    let mut done = 0;
+    while done < 3 * EACH {
+        if !inflated && done >= EACH {
+            inflated = q.inflate();
+        }
+        match q.poll_batch(&mut out, 7) {
+            Polled::Got(_) | Polled::Busy => {}
+            Polled::Idle => {
+                q.push((MARK, 0)).unwrap();
+            }
+            Polled::Closed => unreachable!(),
+        }
+        done = take(&mut out);
+    }
+    for p in producers {
+        p.join().unwrap();
+    }
+    // Where the queue was never empty at a try (the producers kept ahead),
+    // it inflates now, with no race: still checked, what matters ran.
+    inflated = inflated || q.inflate();
+    assert!(inflated && q.lane().is_some());
+}

@@ -229,6 +229,19 @@ impl<T> SegmentedMpsc<T> {
     /// Never full: hands the message back only once closed.
     #[inline(always)]
     pub fn push(&self, msg: T) -> Result<usize, SendError<T>> {
+        let (len, asleep) = self.push_quiet(msg)?;
+        if asleep {
+            self.wake.wake();
+        }
+        Ok(len)
+    }
+
+    /// [`push`](Self::push), leaving the wake-up to the caller: also
+    /// returns whether this push found the consumer asleep (or idle), and
+    /// so owes it the one wake-up of its sleep. A queue whose consumer's
+    /// wake-up lives elsewhere (a `CompactMpsc`'s lane) pushes with this.
+    #[inline(always)]
+    pub(super) fn push_quiet(&self, msg: T) -> Result<(usize, bool), SendError<T>> {
         let mut t = self.tail.index.load(Ordering::Acquire);
         loop {
             if t & CLOSED != 0 {
@@ -268,11 +281,8 @@ impl<T> SegmentedMpsc<T> {
                     });
                     // Release publishes the write (G2).
                     slot.stamp.store(pos_add(pos, 1), Ordering::Release);
-                    if t & SLEEPING != 0 {
-                        self.wake.wake();
-                    }
                     let head = self.tail.head_seen.load(Ordering::Relaxed);
-                    return Ok(count(head, pos_add(pos, 1)));
+                    return Ok((count(head, pos_add(pos, 1)), t & SLEEPING != 0));
                 }
                 Err(actual) => t = actual,
             }
@@ -490,6 +500,14 @@ impl<T> SegmentedMpsc<T> {
 
     /// Refuses further pushes and wakes the consumer.
     pub fn close(&self) {
+        if self.close_quiet() {
+            self.wake.wake();
+        }
+    }
+
+    /// [`close`](Self::close), leaving the wake-up to the caller: returns
+    /// whether the consumer was asleep (see [`push_quiet`](Self::push_quiet)).
+    pub(super) fn close_quiet(&self) -> bool {
         // Sets `CLOSED` and takes `SLEEPING` in one step: the one close
         // that finds the consumer asleep wakes it, and a second close finds
         // it awake (a pooled consumer must be scheduled once, not twice).
@@ -503,9 +521,7 @@ impl<T> SegmentedMpsc<T> {
         // After `CLOSED`: a consumer that sees this sees no new
         // reservation after it.
         self.head.closed.store(true, Ordering::Release);
-        if prev & SLEEPING != 0 {
-            self.wake.wake();
-        }
+        prev & SLEEPING != 0
     }
 
     /// Whether the queue is closed.

@@ -3,7 +3,7 @@
 //! handle that waits on one (blocking or as a `Future`).
 
 use std::any::{Any, TypeId};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -71,6 +71,7 @@ impl<R> Slot<R> {
     /// the asker: by the time the asker runs, its handle is the slot's only
     /// owner and the slot can be recycled.
     pub(super) fn complete(this: Arc<Self>, value: Result<R, AskError>) {
+        ANSWERED.with(|n| n.set(n.get().wrapping_add(1)));
         let (thread, waker) = {
             let mut st = this.state.lock();
             st.value = Some(value);
@@ -129,6 +130,21 @@ thread_local! {
     /// Answered `ask` slots, kept by the thread that asked, so that in
     /// steady state an `ask` draws a slot from here rather than allocating.
     static SLOTS: RefCell<SlotCache> = RefCell::new(HashMap::default());
+}
+
+std::thread_local! {
+    /// Replies this thread has stored into askers' slots. Std's, not the
+    /// shim's: a count the loom models do not look at.
+    static ANSWERED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many replies (or errors) this thread has stored into askers' slots
+/// so far, wrapping: a pooled activation compares it around a message to
+/// learn whether the message was an ask it answered
+/// (`mailbox::INFLATE_AFTER`).
+#[inline]
+pub(crate) fn answered() -> u64 {
+    ANSWERED.try_with(Cell::get).unwrap_or(0)
 }
 
 /// Runs `f` on this thread's cached slots for reply type `R`; `None` during

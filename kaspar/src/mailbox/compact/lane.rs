@@ -1,0 +1,128 @@
+//! The compact queue's lane: a [`SegmentedMpsc`] the queue inflates into
+//! when its pooled consumer answers a stream of lone asks from another
+//! core.
+//!
+//! Why: the compact queue's lock lives in the word that every push and
+//! every drain writes. While messages come one at a time from a thread on
+//! another core that waits for each reply (an `ask` loop), each
+//! hand-off moves that line to the producer and back, and the buffer's
+//! line after it: a round trip through two compact queues took 1.8 to 2.2
+//! times as long as through two segmented ones (the mailbox table's
+//! `handoff_rt_p50_ns`). A segmented queue's consumer writes nothing its
+//! producers read next, but it holds a block of 31 slots from its first
+//! message: about 1.5 KiB an idle actor would keep, against the compact
+//! queue's few slots. So the queue starts compact and inflates, as a thin
+//! lock inflates to a monitor when it is contended: the actors that
+//! stream pay for the lane, the million idle ones do not.
+//!
+//! Inflation is for good. A lane is freed with the queue, not when its
+//! consumer goes idle: freeing it while a producer may still be inside it
+//! would need every push to announce itself on a shared line, the cost the
+//! lane is there to avoid. The pooled activation inflates its queue after
+//! answering [`INFLATE_AFTER`] lone asks in a row (`delivery::sched::actor`).
+//!
+//! Invariant:
+//! * **C6 (one way in).** `lane` is stored once, by a holder of the lock,
+//!   while the queue and the spill are empty and the queue is open; the
+//!   same holder's releasing store sets `LANE`, and neither changes again
+//!   until `Drop` frees the lane. A push takes the lock only from a word
+//!   without `LANE` (the bit is tested with `LOCKED`), so no push enters
+//!   `queue` after that release, and everything accepted after it is in
+//!   the lane, in each producer's order; everything before it was drained
+//!   (the queue was empty). The consumer, for its part, goes to the lane
+//!   first whenever there is one. The lane's consumer is this queue's: a
+//!   push or `close` that finds it asleep on the lane (it never sleeps on
+//!   the word again) calls this queue's wake-up, the lane's own is unused.
+
+use std::mem;
+
+use super::{CompactMpsc, SegmentedMpsc, CLOSED, LANE, SLEEPING};
+use crate::base::sync::Ordering;
+use crate::error::SendError;
+
+/// Asks a pooled activation answers in a row, each a lone message, before
+/// it inflates its actor's compact queue: askers that hand their messages
+/// over one at a time and wait for each reply, so that each hand-off's
+/// latency is theirs to pay. Only asks count: a stream of tells is
+/// bound by throughput, where the compact queue's batches win (the peers
+/// table's pooled tell, 0.4x crossbeam's time, went to 1.2x when a tell
+/// stream inflated its queue). A message-at-a-time actor that goes idle
+/// between messages never gets there, nor do two pooled actors playing
+/// ping-pong through the next-to-run slot.
+pub(crate) const INFLATE_AFTER: u32 = 32;
+
+impl<T> CompactMpsc<T> {
+    /// The lane, once the queue has inflated (C6).
+    #[inline(always)]
+    pub(in crate::mailbox) fn lane(&self) -> Option<&SegmentedMpsc<T>> {
+        // Acquire: the lane's construction, before its pointer's Release.
+        let p = self.lane.load(Ordering::Acquire);
+        // SAFETY: C6: non-null only once made by `inflate`'s
+        // `Box::into_raw`, and freed only by `Drop`, which has `&mut self`.
+        (!p.is_null()).then(|| unsafe { &*p })
+    }
+
+    /// A push to an inflated queue: to the lane, waking the consumer
+    /// through this queue's wake-up if the lane found it idle (C6).
+    #[inline(never)]
+    pub(super) fn push_to_lane(
+        &self,
+        lane: &SegmentedMpsc<T>,
+        msg: T,
+    ) -> Result<usize, SendError<T>> {
+        let (len, asleep) = lane.push_quiet(msg)?;
+        if asleep {
+            self.wake.wake();
+        }
+        Ok(len)
+    }
+
+    /// Inflates the queue: from now on every push goes to a lane, a
+    /// segmented queue of its own (module docs). Called by the pooled
+    /// consumer between two drains; returns whether it inflated. It does
+    /// not when the consumer is a thread (whose sleep the lane would not
+    /// know), when the queue is closed or inflated already, or when a
+    /// message is queued (a push got in since the consumer's last drain:
+    /// it tries again later).
+    pub(crate) fn inflate(&self) -> bool {
+        if self.wake.task.get().is_none() || self.lane().is_some() {
+            return false;
+        }
+        // Made before the lock is taken: an allocation of about 2 KiB.
+        let lane = Box::new(SegmentedMpsc::new(0));
+        let mut held = self.lock();
+        let empty = held.queue(|q| q.is_empty()) && self.spilled() == 0;
+        if held.flags & (CLOSED | LANE) != 0 || !empty {
+            drop(held);
+            drop(lane);
+            return false;
+        }
+        debug_assert!(
+            held.flags & SLEEPING == 0,
+            "inflated by its running consumer"
+        );
+        // Release, and the lock's releasing store after it (C6).
+        self.lane.store(Box::into_raw(lane), Ordering::Release);
+        held.flags |= LANE;
+        // The queue's kept buffer has no use any more.
+        let buffer = held.queue(mem::take);
+        drop(held);
+        drop(buffer);
+        // Empty (checked above); only its box is left to free.
+        if self.spill_has_room() {
+            self.free_spill_room();
+        }
+        true
+    }
+}
+
+impl<T> Drop for CompactMpsc<T> {
+    fn drop(&mut self) {
+        let p = self.lane.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: C6: made by `Box::into_raw` in `inflate`, freed only
+            // here, once; `&mut self` means nobody else holds it.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}

@@ -385,12 +385,14 @@ impl<T> CompactMpsc<T> {
     /// `lone`.
     #[inline(always)]
     fn poll_with(&self, out: &mut Vec<T>, max: usize, lone: bool) -> Result<T, Polled> {
-        if let Some(lane) = self.lane() {
-            return Err(lane.poll_batch(out, max));
-        }
+        // The spill first: handing it out reads only the consumer's line,
+        // and an inflated queue's spill is empty (C6).
         let n = self.take_spilled(out, max.max(1));
         if n > 0 {
             return Err(Polled::Got(n));
+        }
+        if let Some(lane) = self.lane() {
+            return Err(lane.poll_batch(out, max));
         }
         let mut held = self.lock();
         debug_assert!(
@@ -442,15 +444,16 @@ impl<T> CompactMpsc<T> {
     /// Moves up to `max` messages into `out` (at least one when any is
     /// queued), waiting per `idle` while empty and open.
     pub fn pop_batch(&self, out: &mut Vec<T>, max: usize, idle: IdleWait) -> Drained {
-        if let Some(lane) = self.lane() {
-            return lane.pop_batch(out, max, idle);
-        }
         let max = max.max(1);
         let mut polls = Polls::new(idle);
         loop {
             let n = self.take_spilled(out, max);
             if n > 0 {
                 return Drained::Got(n);
+            }
+            // After the spill, as in `poll_with`.
+            if let Some(lane) = self.lane() {
+                return lane.pop_batch(out, max, idle);
             }
             {
                 let mut held = self.lock();
@@ -481,12 +484,12 @@ impl<T> CompactMpsc<T> {
         if max == 0 {
             return 0;
         }
-        if let Some(lane) = self.lane() {
-            return lane.try_pop_batch(out, max);
-        }
         let n = self.take_spilled(out, max);
         if n > 0 {
             return n;
+        }
+        if let Some(lane) = self.lane() {
+            return lane.try_pop_batch(out, max);
         }
         let mut held = self.lock();
         if held.queue(|q| q.is_empty()) {

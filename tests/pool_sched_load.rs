@@ -94,7 +94,20 @@ fn a_hundred_thousand_idle_pooled_actors_each_handle_their_one_message() {
     });
 }
 
-fn soak(producers: usize, consumers: usize, each: usize, kind: MailboxKind) {
+/// How a soak's producers deliver.
+#[derive(Clone, Copy)]
+enum Deliver {
+    /// `send`, round robin over the consumers.
+    Send,
+    /// `ask` and wait for each answer, in runs of 64 to one consumer: a
+    /// consumer asked by one producer at a time answers lone asks in a
+    /// row and its compact queue inflates into its lane
+    /// (`mailbox::compact::lane`) while other producers' asks race the
+    /// switch.
+    Ask,
+}
+
+fn soak(producers: usize, consumers: usize, each: usize, kind: MailboxKind, how: Deliver) {
     let system = pool_of(2);
     let total = producers * each;
     let marks = ledger(total);
@@ -116,7 +129,13 @@ fn soak(producers: usize, consumers: usize, each: usize, kind: MailboxKind) {
             std::thread::spawn(move || {
                 for k in 0..each {
                     let id = (p * each + k) as u64;
-                    sinks[(id as usize) % sinks.len()].send(id).unwrap();
+                    match how {
+                        Deliver::Send => sinks[(id as usize) % sinks.len()].send(id).unwrap(),
+                        Deliver::Ask => {
+                            let to = (p + k / 64) % sinks.len();
+                            sinks[to].ask(id).unwrap().wait().unwrap();
+                        }
+                    }
                 }
             })
         })
@@ -137,49 +156,16 @@ fn producers_flooding_pooled_consumers_lose_and_repeat_nothing() {
     for kind in [MailboxKind::POOLED, MailboxKind::segmented(31)] {
         for producers in [1, 2, 8, 32] {
             watchdog("the producers' soak", move || {
-                soak(producers, 16, each * 8 / producers.max(1), kind)
+                soak(
+                    producers,
+                    16,
+                    each * 8 / producers.max(1),
+                    kind,
+                    Deliver::Send,
+                )
             });
         }
     }
-}
-
-/// [`soak`] with asks: each producer waits for each answer, so a
-/// consumer asked by one producer at a time answers lone asks in a row
-/// and its compact queue inflates into its lane (`mailbox::compact::lane`)
-/// while other producers' asks race the switch.
-fn ask_soak(producers: usize, consumers: usize, each: usize) {
-    let system = pool_of(2);
-    let total = producers * each;
-    let marks = ledger(total);
-    let sinks: Vec<Addr<Marker>> = (0..consumers)
-        .map(|_| {
-            system
-                .spawn(Marker {
-                    ledger: Arc::clone(&marks),
-                    handled: 0,
-                })
-                .pooled()
-                .start()
-        })
-        .collect();
-    let threads: Vec<_> = (0..producers)
-        .map(|p| {
-            let sinks = sinks.clone();
-            std::thread::spawn(move || {
-                for k in 0..each {
-                    let id = (p * each + k) as u64;
-                    // Runs of asks to one consumer, then the next.
-                    let to = (p + k / 64) % sinks.len();
-                    sinks[to].ask(id).unwrap().wait().unwrap();
-                }
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
-    }
-    system.shutdown();
-    assert_each_once(&marks);
 }
 
 #[test]
@@ -187,7 +173,13 @@ fn producers_asking_pooled_consumers_lose_and_repeat_nothing() {
     let each = if cfg!(miri) { 10 } else { 4_000 };
     for producers in [1, 2, 8, 32] {
         watchdog("the askers' soak", move || {
-            ask_soak(producers, 4, each * 8 / producers.max(1))
+            soak(
+                producers,
+                4,
+                each * 8 / producers.max(1),
+                MailboxKind::POOLED,
+                Deliver::Ask,
+            )
         });
     }
 }

@@ -88,31 +88,24 @@ fn worker(q: &PooledMailbox<(u8, u8)>, run: &RunQueue) -> Vec<(u8, u8)> {
 /// comes back as itself (the compact queue's lone path) while two or more
 /// trade buffers.
 fn lone_worker(q: &PooledMailbox<(u8, u8)>, run: &RunQueue) -> Vec<(u8, u8)> {
-    let mut handled = Vec::new();
-    let mut batch = Vec::new();
-    loop {
-        loop {
-            match q.poll(&mut batch, 2) {
-                Ok(msg) => handled.push(msg),
-                Err(Poll::Got(_)) => handled.append(&mut std::mem::take(&mut batch)),
-                Err(Poll::Busy) => thread::yield_now(),
-                Err(Poll::Idle) => break,
-                Err(Poll::Closed) => return handled,
-            }
-        }
-        run.take();
-    }
+    drain_as_pooled(q, run, false)
 }
 
 /// [`lone_worker`], inflating the queue before each drain
 /// (`Mailbox::inflate`; a compact queue inflates at the first drain that
 /// finds it empty, wherever that falls among the pushes).
 fn inflating_worker(q: &PooledMailbox<(u8, u8)>, run: &RunQueue) -> Vec<(u8, u8)> {
+    drain_as_pooled(q, run, true)
+}
+
+fn drain_as_pooled(q: &PooledMailbox<(u8, u8)>, run: &RunQueue, inflate: bool) -> Vec<(u8, u8)> {
     let mut handled = Vec::new();
     let mut batch = Vec::new();
     loop {
         loop {
-            q.inflate();
+            if inflate {
+                q.inflate();
+            }
             match q.poll(&mut batch, 2) {
                 Ok(msg) => handled.push(msg),
                 Err(Poll::Got(_)) => handled.append(&mut std::mem::take(&mut batch)),

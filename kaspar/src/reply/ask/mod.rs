@@ -71,7 +71,7 @@ impl<R> Slot<R> {
     /// the asker: by the time the asker runs, its handle is the slot's only
     /// owner and the slot can be recycled.
     pub(super) fn complete(this: Arc<Self>, value: Result<R, AskError>) {
-        ANSWERED.with(|n| n.set(n.get().wrapping_add(1)));
+        let _ = ANSWERED.try_with(|n| n.set(n.get().wrapping_add(1)));
         let (thread, waker) = {
             let mut st = this.state.lock();
             st.value = Some(value);

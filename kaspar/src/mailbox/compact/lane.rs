@@ -12,8 +12,8 @@
 //! producers read next, but it holds a block of 31 slots from its first
 //! message: about 1.5 KiB an idle actor would keep, against the compact
 //! queue's few slots. So the queue starts compact and inflates, as a thin
-//! lock inflates to a monitor when it is contended: the actors that
-//! stream pay for the lane, the million idle ones do not.
+//! lock inflates to a monitor when it is contended: the actors asked in
+//! a stream pay for the lane, the million idle ones do not.
 //!
 //! Inflation is for good. A lane is freed with the queue, not when its
 //! consumer goes idle: freeing it while a producer may still be inside it
@@ -30,7 +30,9 @@
 //!   `queue` after that release, and everything accepted after it is in
 //!   the lane, in each producer's order; everything before it was drained
 //!   (the queue was empty). The consumer, for its part, goes to the lane
-//!   first whenever there is one. The lane's consumer is this queue's: a
+//!   whenever there is one, after its spill (empty from the switch on,
+//!   and read first because handing it out touches only the consumer's
+//!   line). The lane's consumer is this queue's: a
 //!   push or `close` that finds it asleep on the lane (it never sleeps on
 //!   the word again) calls this queue's wake-up, the lane's own is unused.
 

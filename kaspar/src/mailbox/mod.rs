@@ -444,10 +444,10 @@ impl<T> Mailbox<T> {
         }
     }
 
-    /// Called by a pooled activation that has served
-    /// [`INFLATE_AFTER`] lone messages in a row:
-    /// a compact queue inflates into a lane (the `compact::lane` module);
-    /// every other kind stays as it is. Returns whether it inflated.
+    /// Called by a pooled activation that has answered [`INFLATE_AFTER`]
+    /// lone asks in a row: a compact queue inflates into a lane (the
+    /// `compact::lane` module); every other kind stays as it is. Returns
+    /// whether it inflated.
     pub(crate) fn inflate(&self) -> bool {
         match self {
             Mailbox::Compact(q) => q.inflate(),

@@ -247,8 +247,9 @@ impl<T> CompactMpsc<T> {
     }
 
     /// A push's [`lock`](Self::lock): the lock, or the lane once the queue
-    /// has inflated (C6). Checking for the lane costs the uninflated push
-    /// nothing: the bit is tested with the lock's.
+    /// has inflated (C6). Checking for the lane adds no instruction to the
+    /// uninflated push: the bit is tested in the same compare as the
+    /// lock's.
     #[inline(always)]
     fn lock_or_lane(&self) -> Result<Held<'_, T>, &SegmentedMpsc<T>> {
         match self.try_lock_from(self.word.load(Ordering::Relaxed), LOCKED | LANE) {

@@ -74,6 +74,7 @@ use super::park::{self, Polls, Wake};
 use super::segmented::SegmentedMpsc;
 use super::{Drained, IdleWait, Polled};
 use crate::base::backoff::Backoff;
+use crate::base::prefetch;
 use crate::base::sync::{thread, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 use crate::error::SendError;
 
@@ -339,6 +340,7 @@ impl<T> CompactMpsc<T> {
                 q.reserve_exact(1);
             }
             q.push_back(msg);
+            prefetch_ahead(q);
             q.len()
         });
         drop(held);
@@ -609,6 +611,31 @@ fn take<T>(mut held: Held<'_, T>, out: &mut Vec<T>, max: usize) -> usize {
     let n = held.queue(|q| move_front(q, out, max));
     drop(held);
     n
+}
+
+/// After a push into `q`: asks for the line a later push writes
+/// ([`prefetch`]: in a stream the consumer has just
+/// read that buffer).
+#[inline(always)]
+fn prefetch_ahead<T>(q: &VecDeque<T>) {
+    if let Some(at) = line_ahead(q) {
+        prefetch::line_for_write(at);
+    }
+}
+
+/// The address [`prefetch::AHEAD`] bytes past the end of `q`'s last slot,
+/// when the buffer has room for the slots up to it. A small buffer (an
+/// actor that gets a message at a time) has no such room: nothing is
+/// fetched for it. Should the room wrap to the buffer's start, the address
+/// lies past its end, and the fetch is wasted, nothing more.
+#[inline(always)]
+fn line_ahead<T>(q: &VecDeque<T>) -> Option<*const u8> {
+    let size = mem::size_of::<T>();
+    if size == 0 || q.len() + prefetch::AHEAD / size >= q.capacity() {
+        return None;
+    }
+    let last = (q.back()? as *const T).cast::<u8>();
+    Some(last.wrapping_add(size + prefetch::AHEAD))
 }
 
 /// Moves up to `max` messages from the front of `q` into `out`: one by

@@ -551,3 +551,45 @@ fn producers_racing_the_inflation_keep_their_order() {
     inflated = inflated || q.inflate();
     assert!(inflated && q.lane().is_some());
 }
+
+/// The line a push asks for ahead of the next ones: inside the buffer,
+/// `AHEAD` bytes past the end of the slot just written, while the buffer
+/// has room for the slots up to it; none for a one-slot buffer (an actor
+/// that gets a message at a time) or a buffer about to fill.
+#[test]
+fn a_push_fetches_a_line_ahead_only_inside_a_buffer_with_room() {
+    type Slot = [u64; 4];
+    let size = mem::size_of::<Slot>();
+    let mut lone: VecDeque<Slot> = VecDeque::new();
+    lone.reserve_exact(1);
+    lone.push_back([0; 4]);
+    assert_eq!(line_ahead(&lone), None, "one slot: nothing to fetch");
+
+    let mut q: VecDeque<Slot> = VecDeque::with_capacity(64);
+    assert_eq!(line_ahead(&q), None, "empty: no slot written yet");
+    let cap = q.capacity();
+    let ahead = prefetch::AHEAD / size;
+    for i in 0..cap {
+        q.push_back([i as u64; 4]);
+        let start = q.as_slices().0.as_ptr() as usize;
+        let end = start + cap * size;
+        match line_ahead(&q) {
+            Some(at) => {
+                assert!(
+                    q.len() + ahead < cap,
+                    "len {}: fetched without room",
+                    q.len()
+                );
+                let last = q.back().unwrap() as *const Slot as usize;
+                assert_eq!(at as usize, last + size + prefetch::AHEAD);
+                assert!(
+                    at as usize >= start && (at as usize) < end,
+                    "len {}",
+                    q.len()
+                );
+            }
+            None => assert!(q.len() + ahead >= cap, "len {}: room, not fetched", q.len()),
+        }
+    }
+    assert_eq!(line_ahead(&VecDeque::from(vec![(); 8])), None, "zero-sized");
+}

@@ -240,9 +240,10 @@ fn without_a_policy_an_address_stays_lost_after_its_peer_comes_back() {
         (
             remote.reconnect(),
             remote.reconnects(),
-            remote.reconnect_error()
+            remote.reconnect_error(),
+            remote.gave_up()
         ),
-        (None, 0, None)
+        (None, 0, None, false)
     );
     assert_eq!(*new_log.lock().unwrap(), [1]);
 
@@ -424,12 +425,18 @@ fn an_address_that_gives_up_stays_lost() {
         .with_reconnect(policy);
     let (inbox, heard) = watcher(&system);
     remote.watch(&inbox);
+    assert!(!remote.gave_up(), "a policy that has not given up");
     net.kill("server");
     drop(old);
-    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        eventually(PATIENCE, || remote.gave_up()),
+        "gives up 30 ms into the gap"
+    );
+    // Given up, nothing looks the actor up again: a server that comes back
+    // now is never found.
     let (_new, new_log) = serve(net.clone(), &system, NodeConfig::default());
-    std::thread::sleep(Duration::from_millis(100));
-    assert!(remote.is_lost(), "gave up after 30 ms");
+    assert!(remote.is_lost(), "lost for good");
+    assert!(remote.gave_up());
     refused_in_the_gap(&remote, 1);
     assert_eq!(remote.reconnects(), 0);
     assert!(matches!(

@@ -206,6 +206,15 @@ impl<A: RemoteActor> RemoteAddr<A> {
         self.route.as_ref().and_then(|r| r.last_error())
     }
 
+    /// Whether this address's reconnect policy has stopped trying: its
+    /// [`give_up_after`](Reconnect::give_up_after) passed in a gap, its
+    /// node was closed, or no thread could be started to reconnect on.
+    /// The link is then lost for good, as without a policy, and nothing
+    /// brings the address back. `false` without a policy.
+    pub fn gave_up(&self) -> bool {
+        self.route.as_ref().is_some_and(|r| r.gave_up())
+    }
+
     /// Frames sent on this address's link (shared by every address of the
     /// same node there: its hello and the messages of all of them) that
     /// the peer has not acknowledged as handled yet. Acks come once per

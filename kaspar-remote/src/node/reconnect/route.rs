@@ -120,6 +120,10 @@ impl Route {
         self.state.lock().last_error.clone()
     }
 
+    pub(crate) fn gave_up(&self) -> bool {
+        self.state.lock().gave_up
+    }
+
     /// Tells the route when link `i` is reported lost.
     fn arm(&self, i: usize) {
         let Some(hop) = self.hops.get(i) else {

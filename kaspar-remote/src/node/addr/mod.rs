@@ -208,9 +208,10 @@ impl<A: RemoteActor> RemoteAddr<A> {
 
     /// Whether this address's reconnect policy has stopped trying: its
     /// [`give_up_after`](Reconnect::give_up_after) passed in a gap, its
-    /// node was closed, or no thread could be started to reconnect on.
-    /// The link is then lost for good, as without a policy, and nothing
-    /// brings the address back. `false` without a policy.
+    /// node was closed, no thread could be started to reconnect on, or
+    /// the address has used up its 2^32 - 1 links. The link is then lost
+    /// for good, as without a policy, and nothing brings the address back.
+    /// `false` without a policy.
     pub fn gave_up(&self) -> bool {
         self.route.as_ref().is_some_and(|r| r.gave_up())
     }

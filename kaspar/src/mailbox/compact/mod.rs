@@ -613,9 +613,9 @@ fn take<T>(mut held: Held<'_, T>, out: &mut Vec<T>, max: usize) -> usize {
     n
 }
 
-/// After a push into `q`: asks for the line a later push writes
-/// ([`prefetch`]: in a stream the consumer has just
-/// read that buffer).
+/// After a push into `q`: asks for the line a later push writes (in a
+/// stream, the consumer has just read that buffer: the [`prefetch`]
+/// module's docs).
 #[inline(always)]
 fn prefetch_ahead<T>(q: &VecDeque<T>) {
     if let Some(at) = line_ahead(q) {

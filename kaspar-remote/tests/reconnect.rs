@@ -433,10 +433,13 @@ fn an_address_that_gives_up_stays_lost() {
         "gives up 30 ms into the gap"
     );
     // Given up, nothing looks the actor up again: a server that comes back
-    // now is never found.
+    // now, which a fresh lookup finds, is never found by the address.
     let (_new, new_log) = serve(net.clone(), &system, NodeConfig::default());
+    let fresh = client.lookup::<Counter>("counter").unwrap();
+    assert!(!fresh.is_lost(), "the endpoint is back");
     assert!(remote.is_lost(), "lost for good");
     assert!(remote.gave_up());
+    drop(fresh);
     refused_in_the_gap(&remote, 1);
     assert_eq!(remote.reconnects(), 0);
     assert!(matches!(

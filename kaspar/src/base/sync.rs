@@ -45,6 +45,11 @@ mod imp {
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
             self.0.lock()
         }
+        /// The value, through a unique reference: no lock taken.
+        #[inline]
+        pub(crate) fn get_mut(&mut self) -> &mut T {
+            self.0.get_mut()
+        }
     }
 
     /// A condition variable paired with [`Mutex`].
@@ -218,6 +223,9 @@ mod imp {
         }
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
             self.0.lock().unwrap()
+        }
+        pub(crate) fn get_mut(&mut self) -> &mut T {
+            self.0.get_mut().unwrap()
         }
     }
 

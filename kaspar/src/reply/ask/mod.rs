@@ -176,15 +176,18 @@ pub(crate) fn cached_slots<R: Send + 'static>() -> usize {
 }
 
 /// Keeps an answered slot that only the caller references for the next
-/// `ask` of this thread.
-fn recycle<R: Send + 'static>(slot: Arc<Slot<R>>) {
-    {
-        let mut st = slot.state.lock();
-        st.value = None;
-        st.waker = None;
-        st.thread = None;
-        slot.ready.store(false, Ordering::Relaxed);
-    }
+/// `ask` of this thread. Reset through the unique reference: `get_mut`
+/// acquires the replier's release of its reference, which came after its
+/// last access (under the slot's lock), so no lock is taken here.
+fn recycle<R: Send + 'static>(mut slot: Arc<Slot<R>>) {
+    let Some(unique) = Arc::get_mut(&mut slot) else {
+        return;
+    };
+    let st = unique.state.get_mut();
+    st.value = None;
+    st.waker = None;
+    st.thread = None;
+    unique.ready.store(false, Ordering::Relaxed);
     let _ = with_cached::<R, _>(|list| {
         if list.len() < SLOT_CACHE {
             list.push(slot);
@@ -249,14 +252,11 @@ impl<R: Send + 'static> Drop for Ask<R> {
                 thread::yield_now();
             }
         }
-        if Arc::strong_count(&slot) == 1 {
-            // The replier is gone for good: its reference was the only
-            // other one, nobody can clone a reference back into existence,
-            // and `recycle` takes the slot's mutex, which orders the reset
-            // after the replier's last access (it completed under that
-            // mutex before letting go).
-            recycle(slot);
-        }
+        // Once the replier is gone for good (its reference was the only
+        // other one, and nobody can clone a reference back into
+        // existence), `recycle`'s `get_mut` finds the slot unique, and its
+        // acquire orders the reset after the replier's last access.
+        recycle(slot);
     }
 }
 

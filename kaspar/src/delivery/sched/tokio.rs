@@ -77,7 +77,8 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
@@ -87,33 +88,76 @@ use tokio::runtime::{Handle, RuntimeFlavor};
 use super::idle::Token;
 use super::{SchedConfig, Shared, Task, WorkerBody};
 use crate::base::backoff::Backoff;
-use crate::base::sync::Mutex;
 use crate::guard::blocking::{self, BlockingHook};
 use crate::guard::chain;
 use crate::guard::deadlock::WaitKind;
 
-/// What a hosted pool keeps of its runtime: the runners that wait for
-/// work, as wakers.
+/// What a hosted pool keeps of its runtime: a seat per runner, where it
+/// waits for work.
 pub(crate) struct Host {
-    /// Runners with nothing to run, waiting for a schedule to wake one.
-    idle: Mutex<Vec<Waker>>,
+    seats: Box<[Seat]>,
+}
+
+/// A runner's place in the [`Host`]. A runner with nothing to run sets
+/// `waiting`; the schedule that finds it set takes it back and wakes the
+/// runner through the waker its seat keeps.
+///
+/// The waker is kept from the runner's first wait, not renewed at each:
+/// a runner is a task spawned on the runtime, never polled through
+/// anything else, and such a task's waker wakes that task for as long as
+/// the task lives (tokio hands a task the same waker at every poll,
+/// which a debug build checks). So a wait costs one store and a fence
+/// and a wake-up one swap, where a waker cloned into a locked list and
+/// taken out again cost a lock and an unlock on each side and a clone
+/// (seven locked instructions an `ask(..).await`, four now).
+struct Seat {
+    waiting: AtomicBool,
+    waker: OnceLock<Waker>,
 }
 
 impl Host {
+    fn new(runners: usize) -> Self {
+        Host {
+            seats: (0..runners)
+                .map(|_| Seat {
+                    waiting: AtomicBool::new(false),
+                    waker: OnceLock::new(),
+                })
+                .collect(),
+        }
+    }
+
     /// After a schedule pushed an actor on the injector: wakes a runner
     /// that waits for work, if one does (one that is running comes back
     /// to the injector before it waits; see [`Runner`]).
     pub(super) fn wake_one(&self) {
-        let waker = self.idle.lock().pop();
-        if let Some(waker) = waker {
-            waker.wake();
+        // Pairs with the fence of a runner about to wait: either it sees
+        // the push, or this sees it waiting (`Runner::poll`).
+        fence(Ordering::SeqCst);
+        for seat in &self.seats {
+            if seat.waiting.load(Ordering::Relaxed) && seat.waiting.swap(false, Ordering::AcqRel) {
+                seat.wake();
+                return;
+            }
         }
     }
 
     fn wake_all(&self) {
-        let wakers = std::mem::take(&mut *self.idle.lock());
-        for waker in wakers {
-            waker.wake();
+        fence(Ordering::SeqCst);
+        for seat in &self.seats {
+            if seat.waiting.swap(false, Ordering::AcqRel) {
+                seat.wake();
+            }
+        }
+    }
+}
+
+impl Seat {
+    fn wake(&self) {
+        // Set before `waiting` was (release), and read after it was taken
+        // (acquire): a runner waits only after keeping its waker.
+        if let Some(waker) = self.waker.get() {
+            waker.wake_by_ref();
         }
     }
 }
@@ -124,24 +168,23 @@ impl Host {
 /// worker. The keeper runs nothing. The pool's runners (one per thread of
 /// the runtime) are spawned on the runtime here.
 pub(crate) fn start(config: SchedConfig, handle: &Handle) -> (Arc<Shared>, WorkerBody) {
+    let runners = match handle.runtime_flavor() {
+        RuntimeFlavor::CurrentThread => 1,
+        _ => handle.metrics().num_workers().max(1),
+    };
     let shared = Arc::new(Shared {
-        host: Some(Host {
-            idle: Mutex::new(Vec::new()),
-        }),
+        host: Some(Host::new(runners)),
         ..Shared::threadless(SchedConfig {
             workers: 0,
             budget: config.budget.max(1),
             ..config
         })
     });
-    let runners = match handle.runtime_flavor() {
-        RuntimeFlavor::CurrentThread => 1,
-        _ => handle.metrics().num_workers().max(1),
-    };
-    for _ in 0..runners {
+    for seat in 0..runners {
         // Detached: a runner ends once the pool has exited.
         drop(handle.spawn(Runner {
             shared: Arc::clone(&shared),
+            seat,
         }));
     }
     let kept = Arc::clone(&shared);
@@ -162,9 +205,11 @@ fn keep(shared: &Shared) {
 
 /// A task of the runtime that runs the pool's activations, one per poll,
 /// as a worker thread runs them: whichever actor is at the injector's
-/// head. Out of work, it leaves its waker with the [`Host`] and waits.
+/// head. Out of work, it waits in its seat of the [`Host`].
 struct Runner {
     shared: Arc<Shared>,
+    /// Its place in the host's `seats`.
+    seat: usize,
 }
 
 impl Runner {
@@ -199,16 +244,22 @@ impl Future for Runner {
             self.host().wake_all();
             return Poll::Ready(());
         }
-        let mut idle = self.host().idle.lock();
-        // Under the lock a scheduler takes a waker with, after its push:
-        // either that push is seen here, or the scheduler finds this
-        // runner's waker. No schedule is left without a runner.
-        if !shared.injector.is_empty() {
-            drop(idle);
+        let seat = &self.host().seats[self.seat];
+        let kept = seat.waker.get_or_init(|| cx.waker().clone());
+        debug_assert!(kept.will_wake(cx.waker()), "a runner's waker changed");
+        seat.waiting.store(true, Ordering::Release);
+        // Pairs with a schedule's fence after its push (`Host::wake_one`),
+        // and with the close's before `wake_all`: either the push (or the
+        // exit) is seen here, or the scheduler sees this runner waiting.
+        // No schedule is left without a runner.
+        fence(Ordering::SeqCst);
+        if (!shared.injector.is_empty() || shared.exit_now())
+            && seat.waiting.swap(false, Ordering::AcqRel)
+        {
+            // Still ours: run again. (Taken by a scheduler meanwhile, the
+            // seat's waker has been woken already.)
             cx.waker().wake_by_ref();
-            return Poll::Pending;
         }
-        idle.push(cx.waker().clone());
         Poll::Pending
     }
 }

@@ -72,7 +72,7 @@ impl Shared {
     /// Whether a shutdown stops this pool's members one at a time
     /// ([`stop_in_order`](Self::stop_in_order)): all but a simulated
     /// pool's, which the simulator's own shutdown stops in the same order
-    /// ([`stop_each_stepping`](Self::stop_each_stepping)): there the
+    /// (`stop_each_stepping`, feature `sim`): there the
     /// simulator, not a waiting thread, chooses which activation runs
     /// next. A tokio-hosted pool's are stopped in order, the shutdown's
     /// thread running the activations itself while it waits (it may be

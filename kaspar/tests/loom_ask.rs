@@ -8,15 +8,24 @@
 //! RUSTFLAGS="--cfg loom" cargo test -p kaspar --release --test loom_ask --target-dir target/loom
 //! ```
 //!
-//! The slot's mutex, its `Arc`, the park/unpark of the waiting thread and
-//! the per-thread cache all come from `kaspar`'s `sync` shim, so loom sees
-//! every step. The models check that a waiter is always woken (loom reports
-//! a thread parked forever as a deadlock), that a reply is delivered or
-//! dropped exactly once, and that a slot is recycled only when answered and
-//! only once the replier has let go of it.
+//! The slot's state byte and cells, its `Arc`, the park/unpark of the
+//! waiting thread and the per-thread cache all come from `kaspar`'s `sync`
+//! shim, so loom sees every step (and every access to the slot's cells,
+//! which it checks for races). The models check that a waiter is always
+//! woken (loom reports a thread parked forever as a deadlock), that an
+//! awaiting task is woken exactly when its poll did not find the reply,
+//! through the waker it left last, that a reply is delivered or dropped
+//! exactly once (a second fill of the same slot included), and that a slot
+//! is recycled only when answered and only once the replier has let go of
+//! it.
 #![cfg(loom)]
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Wake, Waker};
+
 use kaspar::__loom::{ask, cached_slots};
+use kaspar::__private::{ask_slot, AskSlot};
 use kaspar::AskError;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::Arc;
@@ -88,5 +97,100 @@ fn loom_ask_a_recycled_slot_carries_nothing_into_the_next_ask() {
         let replier = thread::spawn(move || drop(reply_to));
         assert_eq!(again.wait(), Err(AskError::Dropped(None)));
         replier.join().unwrap();
+    });
+}
+
+/// A waker that counts its wakes.
+#[derive(Default)]
+struct Wakes(AtomicUsize);
+
+impl Wake for Wakes {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn waker() -> (std::sync::Arc<Wakes>, Waker) {
+    let wakes = std::sync::Arc::new(Wakes::default());
+    (std::sync::Arc::clone(&wakes), Waker::from(wakes))
+}
+
+fn poll<R: Send + 'static>(asked: &mut kaspar::Ask<R>, waker: &Waker) -> Poll<Result<R, AskError>> {
+    Pin::new(asked).poll(&mut Context::from_waker(waker))
+}
+
+#[test]
+fn loom_ask_an_awaiting_task_is_woken_unless_its_poll_found_the_reply() {
+    model(|| {
+        let (mut asked, reply_to) = ask::<u32>();
+        let (wakes, w) = waker();
+        let replier = thread::spawn(move || reply_to.deliver(7));
+        let first = poll(&mut asked, &w);
+        replier.join().unwrap();
+        match first {
+            Poll::Ready(v) => {
+                assert_eq!(v, Ok(7));
+                assert_eq!(wakes.0.load(Ordering::Relaxed), 0, "found, not woken");
+            }
+            Poll::Pending => {
+                assert_eq!(wakes.0.load(Ordering::Relaxed), 1, "the reply woke it");
+                assert_eq!(poll(&mut asked, &w), Poll::Ready(Ok(7)));
+            }
+        }
+        drop(asked);
+        assert_eq!(cached_slots::<u32>(), 1, "the answered slot came home");
+    });
+}
+
+#[test]
+fn loom_ask_a_poll_with_a_new_waker_races_the_reply_safely() {
+    model(|| {
+        let (mut asked, reply_to) = ask::<u32>();
+        let (old_wakes, old) = waker();
+        let (new_wakes, new) = waker();
+        assert_eq!(poll(&mut asked, &old), Poll::Pending);
+        let replier = thread::spawn(move || reply_to.deliver(7));
+        let second = poll(&mut asked, &new);
+        replier.join().unwrap();
+        let (old_wakes, new_wakes) = (
+            old_wakes.0.load(Ordering::Relaxed),
+            new_wakes.0.load(Ordering::Relaxed),
+        );
+        match second {
+            // The reply came before the new waker was left: the old one
+            // was woken (or none, if the reply came between the two).
+            Poll::Ready(v) => {
+                assert_eq!(v, Ok(7));
+                assert!(old_wakes <= 1 && new_wakes == 0);
+            }
+            // The new waker was left first: it alone is woken.
+            Poll::Pending => {
+                assert_eq!((old_wakes, new_wakes), (0, 1));
+                assert_eq!(poll(&mut asked, &new), Poll::Ready(Ok(7)));
+            }
+        }
+    });
+}
+
+#[test]
+fn loom_ask_a_second_fill_of_a_slot_is_dropped_not_raced() {
+    model(|| {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let (asked, slot) = ask_slot::<Reply>();
+        let again = Arc::clone(&slot);
+        let d = Arc::clone(&drops);
+        let first = thread::spawn(move || AskSlot::fill(slot, Ok(Reply { drops: d })));
+        let d = Arc::clone(&drops);
+        let second = thread::spawn(move || AskSlot::fill(again, Ok(Reply { drops: d })));
+        let reply = asked.wait().expect("one reply");
+        first.join().unwrap();
+        second.join().unwrap();
+        assert_eq!(
+            drops.load(Ordering::Relaxed),
+            1,
+            "the other fill's reply was dropped"
+        );
+        drop(reply);
+        assert_eq!(drops.load(Ordering::Relaxed), 2);
     });
 }

@@ -45,11 +45,6 @@ mod imp {
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
             self.0.lock()
         }
-        /// The value, through a unique reference: no lock taken.
-        #[inline]
-        pub(crate) fn get_mut(&mut self) -> &mut T {
-            self.0.get_mut()
-        }
     }
 
     /// A condition variable paired with [`Mutex`].
@@ -223,9 +218,6 @@ mod imp {
         }
         pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
             self.0.lock().unwrap()
-        }
-        pub(crate) fn get_mut(&mut self) -> &mut T {
-            self.0.get_mut().unwrap()
         }
     }
 

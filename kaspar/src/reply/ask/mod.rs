@@ -1,6 +1,6 @@
 //! `ask`'s side of reply routing: the one-shot [`Slot`] a reply is parked
-//! in, the per-thread cache that recycles answered slots, and the [`Ask`]
-//! handle that waits on one (blocking or as a `Future`).
+//! in (`slot.rs`), the per-thread cache that recycles answered slots, and
+//! the [`Ask`] handle that waits on one (blocking or as a `Future`).
 
 use std::any::{Any, TypeId};
 use std::cell::{Cell, RefCell};
@@ -9,89 +9,22 @@ use std::fmt;
 use std::future::Future;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use crate::base::backoff::Backoff;
 use crate::base::ids::Target;
-use crate::base::sync::thread::{self, Thread};
-use crate::base::sync::{thread_local, Arc, AtomicBool, Mutex, Ordering};
+use crate::base::sync::thread;
+use crate::base::sync::{thread_local, Arc};
 use crate::error::AskError;
 use crate::guard::chain;
 use crate::guard::deadlock::{self, Registered, WaitKind, WaitOn};
 use crate::guard::lock::ActorLock;
 
-/// The one-shot meeting point of an `ask` and its reply. Public only
-/// through `__private` (kaspar-remote keeps a remote ask's slot as its
-/// pending entry, with no box around it).
-pub struct Slot<R> {
-    state: Mutex<SlotState<R>>,
-    /// Set (under the lock) when `value` is stored, cleared when the slot
-    /// is recycled: a waiter polls it without taking the lock the replier
-    /// needs.
-    ready: AtomicBool,
-}
+mod slot;
 
-struct SlotState<R> {
-    value: Option<Result<R, AskError>>,
-    /// A thread blocked in `wait`/`wait_timeout`.
-    thread: Option<Thread>,
-    /// A task awaiting the `Ask` as a future.
-    waker: Option<Waker>,
-}
-
-impl<R> fmt::Debug for Slot<R> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Slot")
-            .field("ready", &self.ready.load(Ordering::Relaxed))
-            .finish()
-    }
-}
-
-impl<R> Slot<R> {
-    pub(crate) fn new() -> Self {
-        Slot {
-            state: Mutex::new(SlotState {
-                value: None,
-                thread: None,
-                waker: None,
-            }),
-            ready: AtomicBool::new(false),
-        }
-    }
-
-    /// Completes the asker's handle with `value`, as a reply route does
-    /// (kaspar-remote: a reply or error from another process).
-    #[doc(hidden)]
-    pub fn fill(this: Arc<Self>, value: Result<R, AskError>) {
-        Slot::complete(this, value);
-    }
-
-    /// Stores the value, lets go of the replier's reference, *then* wakes
-    /// the asker: by the time the asker runs, its handle is the slot's only
-    /// owner and the slot can be recycled.
-    pub(super) fn complete(this: Arc<Self>, value: Result<R, AskError>) {
-        let _ = ANSWERED.try_with(|n| n.set(n.get().wrapping_add(1)));
-        let (thread, waker) = {
-            let mut st = this.state.lock();
-            st.value = Some(value);
-            // Under the lock, like every other access of the replier's, so
-            // that `recycle`'s reset (under the lock, after the replier let
-            // go) comes after it.
-            this.ready.store(true, Ordering::Release);
-            // `thread` is set only by a waiter that stopped polling: one
-            // that still polls finds `ready` and needs no unpark.
-            (st.thread.take(), st.waker.take())
-        };
-        drop(this);
-        if let Some(t) = thread {
-            t.unpark();
-        }
-        if let Some(w) = waker {
-            w.wake();
-        }
-    }
-}
+pub use slot::Slot;
+use slot::Waiter;
 
 /// Slots per reply type that a thread keeps for reuse.
 const SLOT_CACHE: usize = 32;
@@ -138,6 +71,11 @@ std::thread_local! {
     static ANSWERED: Cell<u64> = const { Cell::new(0) };
 }
 
+/// Counts a reply this thread stored (see [`answered`]).
+fn count_answer() {
+    let _ = ANSWERED.try_with(|n| n.set(n.get().wrapping_add(1)));
+}
+
 /// How many replies (or errors) this thread has stored into askers' slots
 /// so far, wrapping: a pooled activation compares it around a message to
 /// learn whether the message was an ask it answered
@@ -178,16 +116,12 @@ pub(crate) fn cached_slots<R: Send + 'static>() -> usize {
 /// Keeps an answered slot that only the caller references for the next
 /// `ask` of this thread. Reset through the unique reference: `get_mut`
 /// acquires the replier's release of its reference, which came after its
-/// last access (under the slot's lock), so no lock is taken here.
+/// last access (`slot.rs`, rule R).
 fn recycle<R: Send + 'static>(mut slot: Arc<Slot<R>>) {
     let Some(unique) = Arc::get_mut(&mut slot) else {
         return;
     };
-    let st = unique.state.get_mut();
-    st.value = None;
-    st.waker = None;
-    st.thread = None;
-    unique.ready.store(false, Ordering::Relaxed);
+    unique.reset();
     let _ = with_cached::<R, _>(|list| {
         if list.len() < SLOT_CACHE {
             list.push(slot);
@@ -304,8 +238,8 @@ impl<R: Send + 'static> Ask<R> {
         match deadlock::before_wait(chain::thread_token(), on, || t.target()) {
             Ok(registered) => Ok(Some(registered)),
             Err(cycle) => {
-                // Not waiting after all: the replier must not unpark us.
-                self.slot().state.lock().thread = None;
+                // Not waiting after all: the replier need not unpark us.
+                self.slot().unregister();
                 Err(AskError::Deadlock(cycle))
             }
         }
@@ -355,7 +289,7 @@ impl<R: Send + 'static> Ask<R> {
         let slot = self.slot();
         let mut backoff = Backoff::new();
         let mut checked = false;
-        while !slot.ready.load(Ordering::Acquire) {
+        while !slot.is_ready() {
             if !checked && !backoff.is_spinning() {
                 checked = true;
                 if self.answered_here() {
@@ -382,7 +316,7 @@ impl<R: Send + 'static> Ask<R> {
         }
         let slot = self.slot();
         let mut backoff = Backoff::new();
-        while backoff.is_spinning() && !slot.ready.load(Ordering::Acquire) {
+        while backoff.is_spinning() && !slot.is_ready() {
             #[cfg(all(test, not(loom)))]
             tests::SPINS.with(|n| n.set(n.get() + 1));
             backoff.snooze();
@@ -424,7 +358,7 @@ impl<R: Send + 'static> Ask<R> {
     fn recheck(&self, registered: Option<&Registered>) -> Result<(), AskError> {
         match registered.map(Registered::recheck) {
             Some(Err(cycle)) => {
-                self.slot().state.lock().thread = None;
+                self.slot().unregister();
                 Err(AskError::Deadlock(cycle))
             }
             _ => Ok(()),
@@ -434,19 +368,23 @@ impl<R: Send + 'static> Ask<R> {
     /// The value if it is there (marking the handle answered); otherwise
     /// registers this thread to be unparked when it arrives.
     fn take_or_register(&mut self) -> Option<Result<R, AskError>> {
-        let mut st = self.slot().state.lock();
-        match st.value.take() {
-            Some(v) => {
-                st.thread = None;
-                drop(st);
-                self.answered = true;
-                Some(self.named(v))
-            }
-            None => {
-                st.thread = Some(thread::current());
-                None
-            }
+        if let Some(v) = self.take_reply() {
+            return Some(v);
         }
+        let me = thread::current();
+        if self.slot().register(|w| *w = Waiter::Thread(me)) {
+            None
+        } else {
+            self.take_reply()
+        }
+    }
+
+    /// The reply if it is in, marking the handle answered.
+    #[inline]
+    fn take_reply(&mut self) -> Option<Result<R, AskError>> {
+        let v = self.slot().take()?;
+        self.answered = true;
+        Some(self.named(v))
     }
 
     /// Blocks at most `timeout`, polling first as [`wait`](Ask::wait)
@@ -467,9 +405,9 @@ impl<R: Send + 'static> Ask<R> {
             }
             let now = Instant::now();
             if now >= deadline {
-                self.slot().state.lock().thread = None;
+                self.slot().unregister();
                 return self
-                    .take_or_register()
+                    .take_reply()
                     .unwrap_or_else(|| Err(self.name(AskError::Timeout(None))));
             }
             thread::park_timeout((deadline - now).min(deadlock::RECHECK));
@@ -485,9 +423,7 @@ impl<R: Send + 'static> Ask<R> {
 
     /// The reply if it has arrived, without blocking.
     pub fn try_take(&mut self) -> Option<Result<R, AskError>> {
-        let v = self.slot().state.lock().value.take();
-        self.answered |= v.is_some();
-        v.map(|v| self.named(v))
+        self.take_reply()
     }
 
     /// `v`, its error naming the actor asked (see [`name`](Self::name)).
@@ -520,20 +456,19 @@ impl<R: Send + 'static> Future for Ask<R> {
             this.polled = true;
             this.spin_for_reply();
         }
-        let mut st = this.slot().state.lock();
-        match st.value.take() {
-            Some(v) => {
-                drop(st);
-                this.answered = true;
-                Poll::Ready(this.named(v))
-            }
-            None => {
-                match &mut st.waker {
-                    Some(w) if w.will_wake(cx.waker()) => {}
-                    w => *w = Some(cx.waker().clone()),
-                }
-                Poll::Pending
-            }
+        if let Some(v) = this.take_reply() {
+            return Poll::Ready(v);
+        }
+        let waker = cx.waker();
+        let left = this.slot().register(|w| match w {
+            Waiter::Task(kept) if kept.will_wake(waker) => {}
+            w => *w = Waiter::Task(waker.clone()),
+        });
+        match left {
+            true => Poll::Pending,
+            // The reply came meanwhile. (`None` only if it was taken
+            // already: polled after it completed.)
+            false => this.take_reply().map_or(Poll::Pending, Poll::Ready),
         }
     }
 }

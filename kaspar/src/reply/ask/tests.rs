@@ -2,7 +2,10 @@
 //! (answered from another thread, dropped, panicked), and the first
 //! poll's spin.
 
+use std::task::Waker;
+
 use super::*;
+use crate::base::sync::Ordering;
 use crate::reply::ReplyTo;
 
 /// A reply type of this test alone, so other tests on the same thread
@@ -157,4 +160,42 @@ fn the_cache_keeps_at_most_slot_cache_slots_per_type() {
     }
     let cached = with_cached::<Reply, _>(|list| list.len()).unwrap();
     assert_eq!(cached, SLOT_CACHE);
+}
+
+#[test]
+fn a_second_fill_of_a_slot_drops_its_value_and_the_first_one_counts() {
+    let slot = slot::<Reply>();
+    let asked = Ask::new(Arc::clone(&slot), None);
+    let again = Arc::clone(&slot);
+    let before = answered();
+    Slot::fill(slot, Ok(Reply(1)));
+    Slot::fill(again, Ok(Reply(2)));
+    assert_eq!(answered().wrapping_sub(before), 1, "one reply stored");
+    assert_eq!(asked.wait(), Ok(Reply(1)));
+}
+
+#[test]
+fn a_poll_with_a_new_waker_leaves_it_in_place_of_the_old_one() {
+    let (mut asked, reply_to) = ask();
+    let (old, new) = (Arc::new(Woken::default()), Arc::new(Woken::default()));
+    let old_waker = Waker::from(Arc::clone(&old));
+    let new_waker = Waker::from(Arc::clone(&new));
+    let mut poll = |w: &Waker| Pin::new(&mut asked).poll(&mut Context::from_waker(w));
+    assert!(poll(&old_waker).is_pending());
+    assert!(poll(&old_waker).is_pending(), "the same waker again: kept");
+    assert!(poll(&new_waker).is_pending());
+    reply_to.deliver(Reply(5));
+    let wakes = |w: &Arc<Woken>| w.0.load(Ordering::Relaxed);
+    assert_eq!((wakes(&old), wakes(&new)), (0, 1), "only the last waker");
+    assert_eq!(poll(&new_waker), Poll::Ready(Ok(Reply(5))));
+}
+
+#[test]
+fn a_timed_out_wait_takes_its_thread_back_and_the_handle_still_answers() {
+    let (mut asked, reply_to) = ask();
+    let waited = asked.wait_timeout(Duration::from_millis(1));
+    assert_eq!(waited, Err(AskError::Timeout(None)));
+    assert!(!asked.slot().has_waiter(), "no waiter left behind");
+    reply_to.deliver(Reply(3));
+    assert_eq!(asked.wait_timeout(Duration::from_secs(5)), Ok(Reply(3)));
 }

@@ -247,6 +247,36 @@ fn many_actors_on_a_multi_thread_runtime_account_for_every_message() {
     assert_eq!(stopped, ACTORS as u64, "every actor stopped once");
 }
 
+/// Each ask from a plain thread comes after the reply to the one before,
+/// so it usually finds the runners waiting in their seats: every schedule
+/// must find one to wake (or be found by a runner about to wait), or a
+/// round hangs and the watchdog fails the test. Three asking threads
+/// against three runners on two cores keep the two sides racing.
+#[test]
+fn asks_from_plain_threads_always_find_a_runner_to_wake() {
+    const THREADS: usize = 3;
+    const ROUNDS: u64 = 2_000;
+    let totals = watchdog("asks from plain threads", || {
+        let rt = multi_thread(3);
+        let system = hosted_on(&rt);
+        let stopped = Arc::new(AtomicU64::new(0));
+        let askers: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let actor = system.spawn(counter(&stopped)).pooled().start();
+                std::thread::spawn(move || {
+                    (1..=ROUNDS)
+                        .map(|i| actor.ask(Add(i)).unwrap().wait().unwrap())
+                        .last()
+                })
+            })
+            .collect();
+        let totals: Vec<_> = askers.into_iter().map(|t| t.join().unwrap()).collect();
+        system.shutdown();
+        totals
+    });
+    assert_eq!(totals, vec![Some(ROUNDS * (ROUNDS + 1) / 2); THREADS]);
+}
+
 #[test]
 fn stop_drains_what_was_accepted_and_refuses_the_rest() {
     let (log, closed) = watchdog("stop", || {

@@ -27,7 +27,9 @@ pub struct PoolConfig {
     pub pin_workers: bool,
     /// Messages one activation of a pooled actor handles before it goes
     /// to the back of its worker's queue, so that a busy actor cannot
-    /// starve the others (Akka's throughput, Erlang's reductions).
+    /// starve the others (Akka's throughput, Erlang's reductions). When
+    /// nothing else waits anywhere in the pool, a worker's activation
+    /// serves on instead: there is nobody to be fair to.
     pub budget: usize,
     /// Activations a worker runs in a row from its next-to-run slot (the
     /// actor a handler on it just sent to) before that actor waits its

@@ -312,9 +312,20 @@ fn activate<A: Actor>(
             };
             left = left.saturating_sub(n);
             if left == 0 {
-                return Ran::Again;
+                if !worker::alone(pool) {
+                    return Ran::Again;
+                }
+                // Budget spent with nobody to be fair to: serve on. Sent
+                // to the back, the activation came straight back to an
+                // empty mailbox (an asker waits for the last reply) and
+                // went idle without the linger, so every budget's worth
+                // of lone asks paid a trip through the injector and left
+                // a worker searching (the peers bench's pooled ask).
+                left = budget;
             }
-            if n < asked && worker::slotted() == slotted {
+            // `left == budget`: a budget just began, and its last poll
+            // (`asked` 1) may have drained the queue without showing it.
+            if (n < asked || left == budget) && worker::slotted() == slotted {
                 // The poll drained the queue, and what it served put no
                 // actor in this worker's next-to-run slot: with nothing
                 // else to run, wait a moment for the next message before

@@ -155,6 +155,23 @@ pub(crate) fn linger(shared: &Arc<Shared>, still_empty: impl Fn() -> bool) {
     });
 }
 
+/// Whether the calling thread is a worker of `shared` (not a spare) with
+/// nothing else to run: its next-to-run slot, its deque, the injector and
+/// the other workers' deques empty, as [`linger`] asks. An activation
+/// whose budget is spent serves on then: the budget is there to be fair
+/// to other actors, and none waits. Anywhere else (a spare, a hosted
+/// runner, the simulator) `false`, and the budget holds as configured.
+pub(crate) fn alone(shared: &Arc<Shared>) -> bool {
+    current(|local| {
+        local.is_some_and(|local| {
+            local.deque.is_some()
+                && Arc::ptr_eq(&local.shared, shared)
+                && !local.has_next()
+                && !local.shared.has_work()
+        })
+    })
+}
+
 /// The body of worker `index`: runs activations until the pool closes and
 /// its last member has left, then joins the spares.
 pub(super) fn run_worker(shared: Arc<Shared>, index: usize, deque: Worker<Task>) {

@@ -299,3 +299,43 @@ fn the_current_worker_is_put_back_on_return_and_on_unwind() {
 fn a_thread_outside_the_pool_does_not_linger() {
     assert_eq!(looks(None, None), 0);
 }
+
+/// Whether `local`'s activation would serve on past its budget
+/// ([`alone`]), asked on its thread.
+fn serves_on(local: &Local) -> bool {
+    as_current(local, || alone(&local.shared))
+}
+
+#[test]
+fn a_spent_budget_serves_on_only_where_nothing_else_waits() {
+    assert!(serves_on(&free_worker(None)), "nothing anywhere");
+    assert!(!serves_on(&worker(8, &task(), None)), "an occupied slot");
+    let waiting = task();
+    assert!(!serves_on(&free_worker(Some(&waiting))), "a deque's task");
+    let local = free_worker(None);
+    local.shared.injector.push(task());
+    assert!(!serves_on(&local), "an injected task");
+    let other = Worker::new_fifo();
+    other.push(task());
+    let mut local = free_worker(None);
+    let own = local.deque.as_ref().unwrap().stealer();
+    local.shared = Arc::new(Shared {
+        stealers: vec![own, other.stealer()],
+        ..Shared::threadless(local.shared.config.clone())
+    });
+    assert!(!serves_on(&local), "another worker's task");
+}
+
+#[test]
+fn a_spent_budget_holds_off_a_worker_of_this_pool() {
+    let local = free_worker(None);
+    assert!(!alone(&local.shared), "a thread outside the pool");
+    let elsewhere = free_worker(None);
+    assert!(
+        !as_current(&elsewhere, || alone(&local.shared)),
+        "a worker of another pool"
+    );
+    let mut spare = free_worker(None);
+    spare.deque = None;
+    assert!(!serves_on(&spare), "a spare");
+}

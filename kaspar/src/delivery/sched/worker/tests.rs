@@ -222,6 +222,20 @@ fn free_worker(waiting: Option<&Task>) -> Local {
     local
 }
 
+/// A worker with nothing of its own to run, in a pool whose other worker
+/// (the deque returned) holds a task it could steal.
+fn beside_a_busy_worker() -> (Local, Worker<Task>) {
+    let other = Worker::new_fifo();
+    other.push(task());
+    let mut local = free_worker(None);
+    let own = local.deque.as_ref().unwrap().stealer();
+    local.shared = Arc::new(Shared {
+        stealers: vec![own, other.stealer()],
+        ..Shared::threadless(local.shared.config.clone())
+    });
+    (local, other)
+}
+
 #[test]
 fn an_idle_worker_lingers_on_an_empty_mailbox_for_its_spins() {
     assert_eq!(looks(Some(free_worker(None)), None), LINGER_SPINS);
@@ -249,14 +263,7 @@ fn a_worker_with_anything_to_run_does_not_linger() {
     local.shared.injector.push(task());
     assert_eq!(looks(Some(local), None), 1, "an injected task");
     // A task this worker could steal from another's deque.
-    let other = Worker::new_fifo();
-    other.push(task());
-    let mut local = free_worker(None);
-    let own = local.deque.as_ref().unwrap().stealer();
-    local.shared = Arc::new(Shared {
-        stealers: vec![own, other.stealer()],
-        ..Shared::threadless(local.shared.config.clone())
-    });
+    let (local, _other) = beside_a_busy_worker();
     assert_eq!(looks(Some(local), None), 1, "another worker's task");
 }
 
@@ -315,14 +322,7 @@ fn a_spent_budget_serves_on_only_where_nothing_else_waits() {
     let local = free_worker(None);
     local.shared.injector.push(task());
     assert!(!serves_on(&local), "an injected task");
-    let other = Worker::new_fifo();
-    other.push(task());
-    let mut local = free_worker(None);
-    let own = local.deque.as_ref().unwrap().stealer();
-    local.shared = Arc::new(Shared {
-        stealers: vec![own, other.stealer()],
-        ..Shared::threadless(local.shared.config.clone())
-    });
+    let (local, _other) = beside_a_busy_worker();
     assert!(!serves_on(&local), "another worker's task");
 }
 

@@ -164,3 +164,91 @@ fn a_group_built_on_its_own_thread_is_refused_by_the_pool() {
     assert!(msg.contains("cannot run on the pool"), "{msg}");
     system.shutdown();
 }
+
+pub struct Spin;
+pub struct Note(pub u64);
+pub struct Notes;
+
+/// A member that sends itself the next `Spin` as it handles one: the
+/// group's queue never empties.
+#[actor]
+pub struct Spinner {
+    spins: Arc<std::sync::atomic::AtomicU64>,
+}
+
+#[actor]
+impl Spinner {
+    #[handler(Spin)]
+    fn spin(&mut self, _s: Spin, ctx: &mut Ctx<Self>) {
+        self.spins
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let _ = ctx.myself().send(Spin);
+    }
+}
+
+#[actor]
+pub struct Quiet {
+    notes: Vec<u64>,
+}
+
+#[actor]
+impl Quiet {
+    #[handler(Note)]
+    fn note(&mut self, n: Note, _ctx: &mut Ctx<Self>) {
+        self.notes.push(n.0);
+    }
+
+    #[handler(Notes)]
+    fn notes(&mut self, _n: Notes, _ctx: &mut Ctx<Self>) -> Vec<u64> {
+        self.notes.clone()
+    }
+}
+
+#[group]
+pub struct Churn {
+    pub spinner: Addr<Spinner>,
+    pub quiet: Addr<Quiet>,
+}
+
+/// A pooled group serves on past its budget only while nothing else
+/// waits: an actor beside it on the pool's one worker, sent to from
+/// outside, still runs (its schedule waits in the injector, which ends
+/// the group's activation at its next budget).
+#[test]
+fn a_busy_pooled_group_does_not_starve_an_actor_on_its_worker() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let system = System::with_config(SystemConfig {
+            pool: PoolConfig::new().workers(1).budget(16),
+            ..SystemConfig::default()
+        });
+        let spins = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let churn = system
+            .spawn_group::<Churn>((
+                Spinner {
+                    spins: Arc::clone(&spins),
+                },
+                Quiet { notes: Vec::new() },
+            ))
+            .pooled()
+            .start();
+        for _ in 0..4 {
+            churn.spinner.send(Spin).unwrap();
+        }
+        while spins.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+            std::thread::yield_now();
+        }
+        let beside = system.spawn(Quiet { notes: Vec::new() }).pooled().start();
+        for i in 0..100 {
+            beside.send(Note(i)).unwrap();
+        }
+        let notes = beside.ask(Notes).unwrap().wait().unwrap();
+        churn.spinner.stop();
+        system.shutdown();
+        let _ = done.send(notes);
+    });
+    let notes = finished
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("watchdog: the actor beside a busy pooled group never ran");
+    assert_eq!(notes, (0..100).collect::<Vec<_>>());
+}

@@ -158,18 +158,37 @@ impl<G: GroupSpec> PooledGroup<G> {
                 self.first(spec, init);
             }
             let queue = trace::consumer(&self.core.mailbox);
+            let pool = self.joined.get().map(|(pool, _)| pool);
             let mut left = budget;
             loop {
-                match queue.poll_batch(batch, left.min(self.max_batch)) {
+                let asked = left.min(self.max_batch);
+                match queue.poll_batch(batch, asked) {
                     Polled::Got(n) => {
                         #[cfg(feature = "journal")]
                         let flight = flight.as_ref();
                         #[cfg(not(feature = "journal"))]
                         let flight = None::<Flight<'_, G>>;
+                        let slotted = sched::slotted();
                         self.serve(spec, batch, flight);
                         left = left.saturating_sub(n);
+                        let Some(pool) = pool else {
+                            if left == 0 {
+                                return Ran::Again;
+                            }
+                            continue;
+                        };
+                        // As a pooled actor's activation does
+                        // (`sched::actor`): a spent budget serves on when
+                        // nothing else waits, and a poll that drained the
+                        // queue lingers for the next message.
                         if left == 0 {
-                            return Ran::Again;
+                            if !sched::alone(pool) {
+                                return Ran::Again;
+                            }
+                            left = budget;
+                        }
+                        if (n < asked || left == budget) && sched::slotted() == slotted {
+                            sched::linger(pool, || self.core.mailbox.nothing_published());
                         }
                     }
                     Polled::Idle => return Ran::Idle,

@@ -182,7 +182,7 @@ impl<G: GroupSpec> PooledGroup<G> {
                         // nothing else waits, and a poll that drained the
                         // queue lingers for the next message.
                         if left == 0 {
-                            if !sched::alone(pool) {
+                            if !sched::renew_budget(pool) {
                                 return Ran::Again;
                             }
                             left = budget;

@@ -312,7 +312,7 @@ fn activate<A: Actor>(
             };
             left = left.saturating_sub(n);
             if left == 0 {
-                if !worker::alone(pool) {
+                if !worker::renew_budget(pool) {
                     return Ran::Again;
                 }
                 // Budget spent with nobody to be fair to: serve on. Sent

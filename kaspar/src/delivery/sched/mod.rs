@@ -164,7 +164,7 @@ use crate::base::sync::{AtomicBool, AtomicU32, AtomicUsize, Condvar, Mutex, Orde
 use idle::Idle;
 use members::Members;
 
-pub(crate) use worker::{alone, linger, schedule, slotted};
+pub(crate) use worker::{linger, renew_budget, schedule, slotted};
 
 /// A unit the pool runs: a pooled actor (or group), as its run queues hold
 /// it.

@@ -155,20 +155,29 @@ pub(crate) fn linger(shared: &Arc<Shared>, still_empty: impl Fn() -> bool) {
     });
 }
 
-/// Whether the calling thread is a worker of `shared` (not a spare) with
-/// nothing else to run: its next-to-run slot, its deque, the injector and
-/// the other workers' deques empty, as [`linger`] asks. An activation
-/// whose budget is spent serves on then: the budget is there to be fair
-/// to other actors, and none waits. Anywhere else (a spare, a hosted
-/// runner, the simulator) `false`, and the budget holds as configured.
-pub(crate) fn alone(shared: &Arc<Shared>) -> bool {
+/// Whether an activation whose budget is spent may serve on: the calling
+/// thread is a worker of `shared` (not a spare) with nothing else to run,
+/// its next-to-run slot, its deque, the injector and the other workers'
+/// deques empty, as [`linger`] asks. The budget is there to be fair to
+/// other actors, and none waits. If so, the renewed budget counts as a new
+/// activation (`Shared::progress`), as it would have had the activation
+/// gone to the back of the deque and come straight back: the monitor and
+/// the thieves read a count that stays put as a worker stuck in one long
+/// handler. Anywhere else (a spare, a hosted runner, the simulator)
+/// `false`, and the budget holds as configured.
+pub(crate) fn renew_budget(shared: &Arc<Shared>) -> bool {
     current(|local| {
-        local.is_some_and(|local| {
-            local.deque.is_some()
-                && Arc::ptr_eq(&local.shared, shared)
-                && !local.has_next()
-                && !local.shared.has_work()
-        })
+        let Some(local) = local else {
+            return false;
+        };
+        let alone = local.deque.is_some()
+            && Arc::ptr_eq(&local.shared, shared)
+            && !local.has_next()
+            && !local.shared.has_work();
+        if alone {
+            local.count_renewal();
+        }
+        alone
     })
 }
 
@@ -261,6 +270,15 @@ impl Local {
     fn begin_activation(&self, tick: u32) {
         if let Some(count) = self.index.and_then(|i| self.shared.progress.get(i)) {
             count.store(tick, Ordering::Relaxed);
+        }
+    }
+
+    /// Moves this worker's activation count on by one, for a budget an
+    /// activation renewed ([`renew_budget`]): only this worker writes it.
+    fn count_renewal(&self) {
+        if let Some(count) = self.index.and_then(|i| self.shared.progress.get(i)) {
+            let now = count.load(Ordering::Relaxed);
+            count.store(now.wrapping_add(1), Ordering::Relaxed);
         }
     }
 

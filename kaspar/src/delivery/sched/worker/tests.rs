@@ -310,7 +310,7 @@ fn a_thread_outside_the_pool_does_not_linger() {
 /// Whether `local`'s activation would serve on past its budget
 /// ([`alone`]), asked on its thread.
 fn serves_on(local: &Local) -> bool {
-    as_current(local, || alone(&local.shared))
+    as_current(local, || renew_budget(&local.shared))
 }
 
 #[test]
@@ -329,13 +329,33 @@ fn a_spent_budget_serves_on_only_where_nothing_else_waits() {
 #[test]
 fn a_spent_budget_holds_off_a_worker_of_this_pool() {
     let local = free_worker(None);
-    assert!(!alone(&local.shared), "a thread outside the pool");
+    assert!(!renew_budget(&local.shared), "a thread outside the pool");
     let elsewhere = free_worker(None);
     assert!(
-        !as_current(&elsewhere, || alone(&local.shared)),
+        !as_current(&elsewhere, || renew_budget(&local.shared)),
         "a worker of another pool"
     );
     let mut spare = free_worker(None);
     spare.deque = None;
     assert!(!serves_on(&spare), "a spare");
+}
+
+/// Worker 0's activation count, as the monitor reads it.
+fn count(local: &Local) -> u32 {
+    local.shared.progress[0].load(Ordering::Relaxed)
+}
+
+#[test]
+fn a_renewed_budget_counts_as_an_activation_and_a_refused_one_does_not() {
+    let local = free_worker(None);
+    let before = count(&local);
+    assert!(serves_on(&local));
+    assert_eq!(count(&local), before.wrapping_add(1), "renewed: counted");
+    local.shared.injector.push(task());
+    assert!(!serves_on(&local));
+    assert_eq!(
+        count(&local),
+        before.wrapping_add(1),
+        "refused: not counted"
+    );
 }

@@ -308,7 +308,7 @@ fn a_thread_outside_the_pool_does_not_linger() {
 }
 
 /// Whether `local`'s activation would serve on past its budget
-/// ([`alone`]), asked on its thread.
+/// ([`renew_budget`]), asked on its thread.
 fn serves_on(local: &Local) -> bool {
     as_current(local, || renew_budget(&local.shared))
 }
@@ -327,7 +327,7 @@ fn a_spent_budget_serves_on_only_where_nothing_else_waits() {
 }
 
 #[test]
-fn a_spent_budget_holds_off_a_worker_of_this_pool() {
+fn a_spent_budget_serves_on_only_on_a_worker_of_its_own_pool() {
     let local = free_worker(None);
     assert!(!renew_budget(&local.shared), "a thread outside the pool");
     let elsewhere = free_worker(None);

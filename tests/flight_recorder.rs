@@ -623,3 +623,46 @@ fn timer_firings_recorded_as_timers_replay_where_they_fired() {
     assert_eq!(n, 6);
     assert_eq!(*replay_log.lock().unwrap(), live);
 }
+
+/// A pooled actor records the same inputs as a threaded one, across
+/// budgets it serves on past and lingers between (asked one message at a
+/// time from this thread, 300 times, with a budget of 16): the recording
+/// replays it exactly.
+#[test]
+fn a_pooled_actor_records_across_its_budgets_and_replays_exactly() {
+    let system = System::with_config(kaspar::SystemConfig {
+        pool: kaspar::PoolConfig::new().workers(1).budget(16),
+        ..kaspar::SystemConfig::default()
+    });
+    let recorder = FlightRecorder::new(1024, encode_tally);
+    let tally = system
+        .spawn(Tally { sum: 0, notes: 0 })
+        .pooled()
+        .flight_recorder(&recorder)
+        .start();
+    let mut sum = 0;
+    for n in 1..=300 {
+        tally.send(Add(n)).unwrap();
+        sum += n;
+        assert_eq!(tally.ask(Total).unwrap().wait().unwrap(), sum);
+    }
+    let dump = recorder.dump();
+    assert!(dump.from_start());
+    assert_eq!((dump.records(), dump.lost()), (300, 0));
+    assert_eq!(
+        inputs(&dump),
+        (1..=300).map(TallyInput::Add).collect::<Vec<_>>()
+    );
+    system.shutdown();
+
+    let mut sim = Simulation::<Solo<Tally>>::new((Tally { sum: 0, notes: 0 },));
+    let n = sim
+        .replay(
+            JournalReader::from_bytes(dump.as_bytes()).unwrap(),
+            route_tally,
+        )
+        .unwrap();
+    assert_eq!(n, 300);
+    assert_eq!(sim.group().actor.fast_send(Total).unwrap(), sum);
+    sim.finish();
+}

@@ -284,16 +284,17 @@ fn activate<A: Actor>(
                 }
                 Err(Polled::Got(n)) => {
                     lone_asks = 0;
-                    #[cfg(feature = "journal")]
-                    if let Some(flight) = flight {
-                        crate::delivery::flight::serve_recorded(cell, flight, batch);
-                        left = left.saturating_sub(n);
-                        if left == 0 {
-                            return Ran::Again;
-                        }
-                        continue;
-                    }
                     let slotted = worker::slotted();
+                    // A journaled actor's batch is recorded as it is
+                    // served; it budgets, serves on and lingers as any.
+                    #[cfg(feature = "journal")]
+                    match flight {
+                        Some(flight) => {
+                            crate::delivery::flight::serve_recorded(cell, flight, batch)
+                        }
+                        None => run_loop::serve(cell, batch),
+                    }
+                    #[cfg(not(feature = "journal"))]
                     run_loop::serve(cell, batch);
                     (n, slotted)
                 }

@@ -147,7 +147,12 @@ fn a_recording_from_the_start_replays_the_actor_exactly() {
     assert!(dump.from_start());
     assert_eq!(dump.records(), 5);
     system.shutdown();
+    replays_to(&dump, 5, 36);
+}
 
+/// Replays `dump` into a fresh simulated `Tally`: `inputs` replayed, and
+/// its total then `total`.
+fn replays_to(dump: &FlightDump, inputs: usize, total: u64) {
     let mut sim = Simulation::<Solo<Tally>>::new((Tally { sum: 0, notes: 0 },));
     let n = sim
         .replay(
@@ -155,8 +160,8 @@ fn a_recording_from_the_start_replays_the_actor_exactly() {
             route_tally,
         )
         .unwrap();
-    assert_eq!(n, 5);
-    assert_eq!(sim.group().actor.fast_send(Total).unwrap(), 36);
+    assert_eq!(n, inputs);
+    assert_eq!(sim.group().actor.fast_send(Total).unwrap(), total);
     sim.finish();
 }
 
@@ -654,15 +659,5 @@ fn a_pooled_actor_records_across_its_budgets_and_replays_exactly() {
         (1..=300).map(TallyInput::Add).collect::<Vec<_>>()
     );
     system.shutdown();
-
-    let mut sim = Simulation::<Solo<Tally>>::new((Tally { sum: 0, notes: 0 },));
-    let n = sim
-        .replay(
-            JournalReader::from_bytes(dump.as_bytes()).unwrap(),
-            route_tally,
-        )
-        .unwrap();
-    assert_eq!(n, 300);
-    assert_eq!(sim.group().actor.fast_send(Total).unwrap(), sum);
-    sim.finish();
+    replays_to(&dump, 300, sum);
 }

@@ -171,24 +171,20 @@ impl<G: GroupSpec> PooledGroup<G> {
                         let slotted = sched::slotted();
                         self.serve(spec, batch, flight);
                         left = left.saturating_sub(n);
-                        let Some(pool) = pool else {
-                            if left == 0 {
-                                return Ran::Again;
-                            }
-                            continue;
-                        };
                         // As a pooled actor's activation does
                         // (`sched::actor`): a spent budget serves on when
                         // nothing else waits, and a poll that drained the
                         // queue lingers for the next message.
                         if left == 0 {
-                            if !sched::renew_budget(pool) {
+                            if !pool.is_some_and(sched::renew_budget) {
                                 return Ran::Again;
                             }
                             left = budget;
                         }
-                        if (n < asked || left == budget) && sched::slotted() == slotted {
-                            sched::linger(pool, || self.core.mailbox.nothing_published());
+                        if let Some(pool) = pool {
+                            if (n < asked || left == budget) && sched::slotted() == slotted {
+                                sched::linger(pool, || self.core.mailbox.nothing_published());
+                            }
                         }
                     }
                     Polled::Idle => return Ran::Idle,

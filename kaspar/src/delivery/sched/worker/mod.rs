@@ -143,11 +143,11 @@ pub(crate) fn linger(shared: &Arc<Shared>, still_empty: impl Fn() -> bool) {
         let Some(local) = local else {
             return;
         };
-        if local.deque.is_none() || !Arc::ptr_eq(&local.shared, shared) {
+        if !local.works_for(shared) {
             return;
         }
         for _ in 0..LINGER_SPINS {
-            if !still_empty() || local.has_next() || local.shared.has_work() {
+            if !still_empty() || !local.nothing_else_to_run() {
                 return;
             }
             std::hint::spin_loop();
@@ -170,10 +170,7 @@ pub(crate) fn renew_budget(shared: &Arc<Shared>) -> bool {
         let Some(local) = local else {
             return false;
         };
-        let alone = local.deque.is_some()
-            && Arc::ptr_eq(&local.shared, shared)
-            && !local.has_next()
-            && !local.shared.has_work();
+        let alone = local.works_for(shared) && local.nothing_else_to_run();
         if alone {
             local.count_renewal();
         }
@@ -271,6 +268,17 @@ impl Local {
         if let Some(count) = self.index.and_then(|i| self.shared.progress.get(i)) {
             count.store(tick, Ordering::Relaxed);
         }
+    }
+
+    /// Whether this is a worker (not a spare) of `shared`'s pool.
+    fn works_for(&self, shared: &Arc<Shared>) -> bool {
+        self.deque.is_some() && Arc::ptr_eq(&self.shared, shared)
+    }
+
+    /// Nothing waits in this worker's next-to-run slot, its deque, the
+    /// injector or any other worker's deque (a snapshot).
+    fn nothing_else_to_run(&self) -> bool {
+        !self.has_next() && !self.shared.has_work()
     }
 
     /// Moves this worker's activation count on by one, for a budget an

@@ -88,23 +88,45 @@ fn worker(q: &PooledMailbox<(u8, u8)>, run: &RunQueue) -> Vec<(u8, u8)> {
 /// comes back as itself (the compact queue's lone path) while two or more
 /// trade buffers.
 fn lone_worker(q: &PooledMailbox<(u8, u8)>, run: &RunQueue) -> Vec<(u8, u8)> {
-    drain_as_pooled(q, run, false)
+    drain_as_pooled(q, run, None)
 }
 
 /// [`lone_worker`], inflating the queue before each drain
 /// (`Mailbox::inflate`; a compact queue inflates at the first drain that
 /// finds it empty, wherever that falls among the pushes).
 fn inflating_worker(q: &PooledMailbox<(u8, u8)>, run: &RunQueue) -> Vec<(u8, u8)> {
-    drain_as_pooled(q, run, true)
+    drain_as_pooled(q, run, Some(0))
 }
 
-fn drain_as_pooled(q: &PooledMailbox<(u8, u8)>, run: &RunQueue, inflate: bool) -> Vec<(u8, u8)> {
+/// [`lone_worker`], inflating the queue before each drain as a stream's
+/// consumer does (`Mailbox::inflate_into`): with up to two messages still
+/// queued, taken and handled ahead of anything the lane gets.
+fn inflating_into_worker(q: &PooledMailbox<(u8, u8)>, run: &RunQueue) -> Vec<(u8, u8)> {
+    drain_as_pooled(q, run, Some(2))
+}
+
+/// `inflate`: `None`, never; `Some(0)`, `inflate` (an asked actor's);
+/// `Some(k)`, `inflate_into` taking up to `k` (a stream's consumer's).
+fn drain_as_pooled(
+    q: &PooledMailbox<(u8, u8)>,
+    run: &RunQueue,
+    inflate: Option<usize>,
+) -> Vec<(u8, u8)> {
     let mut handled = Vec::new();
     let mut batch = Vec::new();
     loop {
         loop {
-            if inflate {
-                q.inflate();
+            match inflate {
+                None => {}
+                Some(0) => {
+                    q.inflate();
+                }
+                Some(k) => {
+                    if q.inflate_into(&mut batch, k).is_some_and(|n| n > 0) {
+                        handled.append(&mut batch);
+                        continue;
+                    }
+                }
             }
             match q.poll(&mut batch, 2) {
                 Ok(msg) => handled.push(msg),
@@ -244,4 +266,14 @@ fn compact_lone_messages_keep_their_order() {
 #[test]
 fn compact_inflating_keeps_one_producers_order() {
     one_producer_in_order_with(MailboxKind::Compact, inflating_worker);
+}
+
+/// The same, the consumer inflating as a stream's does, taking what is
+/// still queued as it switches (`CompactMpsc::inflate_into`, C6): every
+/// message once and in order, those taken ahead of the lane's. With the
+/// taken messages left in the queue instead, the model fails: they are
+/// never drained.
+#[test]
+fn compact_inflating_with_messages_queued_keeps_one_producers_order() {
+    one_producer_in_order_with(MailboxKind::Compact, inflating_into_worker);
 }

@@ -127,7 +127,7 @@ pub(crate) use park::{Schedule, TaskSlot};
 pub use batched::BQueueBatched;
 pub use blocking::BQueue;
 pub use compact::CompactMpsc;
-pub(crate) use compact::INFLATE_AFTER;
+pub(crate) use compact::{INFLATE_AFTER, STREAM_AFTER};
 pub use kind::{IdleWait, MailboxKind, WhenFull};
 pub use lockfree::LockFreeMpsc;
 pub use segmented::SegmentedMpsc;
@@ -452,6 +452,18 @@ impl<T> Mailbox<T> {
         match self {
             Mailbox::Compact(q) => q.inflate(),
             _ => false,
+        }
+    }
+
+    /// [`inflate`](Self::inflate) for a stream's consumer: a compact queue
+    /// inflates taking up to `max` messages still queued into `out`
+    /// (`CompactMpsc::inflate_into`), which the caller serves before it
+    /// polls again. Returns how many it took, or `None` if it did not
+    /// inflate (every other kind).
+    pub(crate) fn inflate_into(&self, out: &mut Vec<T>, max: usize) -> Option<usize> {
+        match self {
+            Mailbox::Compact(q) => q.inflate_into(out, max),
+            _ => None,
         }
     }
 

@@ -192,6 +192,15 @@ impl<M> Consumer<'_, M> {
         polled
     }
 
+    /// `Mailbox::inflate_into`, the messages taken appended to `out`.
+    pub(crate) fn inflate_into(&self, out: &mut Vec<M>, max: usize) -> Option<usize> {
+        let popped = &mut *self.popped.borrow_mut();
+        room(popped, max);
+        let taken = self.mailbox.inflate_into(popped, max);
+        split(popped, out);
+        taken
+    }
+
     /// `Mailbox::poll`: here always a batch, so that every message's
     /// cause goes through `split` as with `poll_batch`.
     pub(crate) fn poll(&self, out: &mut Vec<M>, max: usize) -> Result<M, crate::mailbox::Polled> {

@@ -21,7 +21,7 @@ use crate::base::ids;
 use crate::delivery::run_loop::{self, Init};
 use crate::failure::drop_quietly;
 use crate::guard::chain;
-use crate::mailbox::{Polled, Schedule, INFLATE_AFTER};
+use crate::mailbox::{Polled, Schedule, INFLATE_AFTER, STREAM_AFTER};
 use crate::reply as ask;
 
 /// Batch slots an idle pooled actor keeps between activations.
@@ -256,19 +256,45 @@ fn activate<A: Actor>(
         // one at a time and waiting for each reply, for whom a compact
         // queue inflates (`compact::lane`).
         let mut lone_asks = 0;
+        // Messages served in batches of more than one: a producer ahead
+        // of this consumer, for whom a compact queue inflates too once
+        // the consumer keeps up (`compact::lane`).
+        let mut streamed = 0;
+        // Whether this activation's last poll drained a stream's batch
+        // past `STREAM_AFTER`: the next one inflates.
+        let mut caught_up = false;
         loop {
             let asked = left.min(max_batch);
-            // A journaled actor records every message as a batch.
-            #[cfg(feature = "journal")]
-            let polled = match flight {
-                Some(_) => Err(mailbox.poll_batch(batch, asked)),
-                None => mailbox.poll(batch, asked),
+            // A stream this consumer keeps up with (its last poll drained
+            // the queue): caught up, it would take the lock every few
+            // messages, on the line every push takes it on. It inflates
+            // the queue instead of polling it, taking what its producers
+            // pushed meanwhile (up to a batch) as this poll's batch; with
+            // more queued, the next drained poll tries again.
+            let inflated = match caught_up {
+                true => mailbox.inflate_into(batch, asked),
+                false => None,
             };
-            #[cfg(not(feature = "journal"))]
-            let polled = mailbox.poll(batch, asked);
+            if inflated.is_some() {
+                // Inflated for good: a later try finds the lane and
+                // returns at once.
+                streamed = 0;
+            }
+            let polled = match inflated {
+                Some(n) if n > 0 => Err(Polled::Got(n)),
+                // A journaled actor records every message as a batch.
+                #[cfg(feature = "journal")]
+                _ => match flight {
+                    Some(_) => Err(mailbox.poll_batch(batch, asked)),
+                    None => mailbox.poll(batch, asked),
+                },
+                #[cfg(not(feature = "journal"))]
+                _ => mailbox.poll(batch, asked),
+            };
             // Each arm reads the next-to-run slot's count before it serves.
             let (n, slotted) = match polled {
                 Ok(msg) => {
+                    caught_up = false;
                     let slotted = worker::slotted();
                     let answered = ask::answered();
                     run_loop::serve_lone(cell, msg);
@@ -284,6 +310,10 @@ fn activate<A: Actor>(
                 }
                 Err(Polled::Got(n)) => {
                     lone_asks = 0;
+                    if n > 1 {
+                        streamed += n;
+                    }
+                    caught_up = streamed >= STREAM_AFTER && n < asked;
                     let slotted = worker::slotted();
                     // A journaled actor's batch is recorded as it is
                     // served; it budgets, serves on and lingers as any.

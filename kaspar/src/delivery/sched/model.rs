@@ -90,6 +90,12 @@ impl<T> PooledMailbox<T> {
     pub fn inflate(&self) -> bool {
         self.0.inflate()
     }
+
+    /// `Mailbox::inflate_into`: a stream's consumer inflating with up to
+    /// `max` messages still queued, taken into `out`.
+    pub fn inflate_into(&self, out: &mut Vec<T>, max: usize) -> Option<usize> {
+        self.0.inflate_into(out, max)
+    }
 }
 
 /// The pool's sleep protocol (`sched::idle`).

@@ -68,7 +68,7 @@ use std::mem;
 mod lane;
 mod spill;
 
-pub(crate) use lane::INFLATE_AFTER;
+pub(crate) use lane::{INFLATE_AFTER, STREAM_AFTER};
 
 use super::park::{self, Polls, Wake};
 use super::segmented::SegmentedMpsc;

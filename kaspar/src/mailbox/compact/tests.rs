@@ -483,6 +483,54 @@ fn it_inflates_only_empty_open_and_pooled() {
     assert!(q.lane().is_none());
 }
 
+/// A stream's consumer inflates with messages still queued: up to `max`
+/// of them come out to it in push order, every later push goes to the
+/// lane behind them, and more than `max` queued (or a spill not yet handed
+/// out) refuses without taking any.
+#[test]
+fn inflating_into_a_batch_takes_what_is_queued_first() {
+    let (q, _) = pooled::<u64>();
+    let mut out = Vec::new();
+    for i in 0..5 {
+        q.push(i).unwrap();
+    }
+    assert_eq!(
+        q.inflate_into(&mut out, 4),
+        None,
+        "five queued, four taken at most"
+    );
+    assert!(out.is_empty());
+    assert_eq!(q.len(), 5);
+    assert_eq!(q.inflate_into(&mut out, 5), Some(5));
+    assert_eq!(out, [0, 1, 2, 3, 4]);
+    assert_eq!(
+        q.word.load(Ordering::Relaxed),
+        LANE,
+        "empty, open, awake, inflated"
+    );
+    assert_eq!(q.inflate_into(&mut out, 5), None, "once");
+    q.push(5).unwrap();
+    q.push(6).unwrap();
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Got(2));
+    assert_eq!(out, (0..7).collect::<Vec<_>>());
+    // A deep drain leaves a spill behind: it refuses until that is out.
+    let (q, _) = pooled::<u64>();
+    out.clear();
+    for i in 0..40 {
+        q.push(i).unwrap();
+    }
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Got(8));
+    assert_eq!(q.poll_batch(&mut out, 8), Polled::Got(8));
+    assert!(q.spilled() > 0, "a deep drain spilled");
+    assert_eq!(q.inflate_into(&mut out, 64), None, "the spill first");
+    while q.spilled() > 0 {
+        assert!(matches!(q.poll_batch(&mut out, 8), Polled::Got(_)));
+    }
+    q.push(40).unwrap();
+    assert_eq!(q.inflate_into(&mut out, 64), Some(1));
+    assert_eq!(out, (0..=40).collect::<Vec<_>>());
+}
+
 /// Messages left in the lane are dropped with the queue, each once.
 #[test]
 fn dropping_an_inflated_queue_drops_what_its_lane_holds() {

@@ -68,7 +68,7 @@ pub(crate) const INFLATE_AFTER: u32 = 32;
 /// takes a whole queue at a lock. A burst of fewer than this many in one
 /// busy period never inflates, so an actor that gets the odd burst keeps
 /// the compact queue's few slots.
-pub(crate) const STREAM_AFTER: usize = 1024;
+pub(crate) const STREAM_AFTER: usize = 16_384;
 
 impl<T> CompactMpsc<T> {
     /// The lane, once the queue has inflated (C6).
@@ -83,7 +83,11 @@ impl<T> CompactMpsc<T> {
 
     /// A push to an inflated queue: to the lane, waking the consumer
     /// through this queue's wake-up if the lane found it idle (C6).
-    #[inline(never)]
+    ///
+    /// Inlined into the sender, as the uninflated push is (`Mailbox::push`
+    /// says why): called, it cost a stream into an inflated queue 17-19 ns
+    /// a message where a `Segmented` mailbox took 10-12; inlined, 12-15.
+    #[inline(always)]
     pub(super) fn push_to_lane(
         &self,
         lane: &SegmentedMpsc<T>,

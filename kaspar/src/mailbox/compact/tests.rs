@@ -549,6 +549,22 @@ fn dropping_an_inflated_queue_drops_what_its_lane_holds() {
 /// nothing, and keep their order.
 #[test]
 fn producers_racing_the_inflation_keep_their_order() {
+    race_the_inflation(|q, _| q.inflate());
+}
+
+/// The same with the consumer inflating as a stream's does, taking up to a
+/// batch of what is still queued as it switches (`inflate_into`).
+#[test]
+fn producers_racing_an_inflation_that_takes_keep_their_order() {
+    race_the_inflation(|q, out| q.inflate_into(out, 7).is_some());
+}
+
+/// How a race's consumer inflates: may append to its batch.
+type Inflate = fn(&CompactMpsc<(u64, u64)>, &mut Vec<(u64, u64)>) -> bool;
+
+/// Three producers push while the consumer drains, and from a third of
+/// the way on tries `inflate` before each drain until it has.
+fn race_the_inflation(inflate: Inflate) {
     const EACH: u64 = if cfg!(miri) { 200 } else { 20_000 };
     /// What the consumer pushes itself after going idle, to be scheduled
     /// again (nobody runs this test's activations): not counted.
@@ -574,13 +590,11 @@ fn producers_racing_the_inflation_keep_their_order() {
         }
         next.iter().sum::<u64>()
     };
-    // From a third of the way on, the consumer inflates at the first
-    // drain that leaves the queue empty, while the producers push on.
     let mut inflated = false;
     let mut done = 0;
     while done < 3 * EACH {
         if !inflated && done >= EACH {
-            inflated = q.inflate();
+            inflated = inflate(&q, &mut out);
         }
         match q.poll_batch(&mut out, 7) {
             Polled::Got(_) | Polled::Busy => {}
@@ -594,8 +608,9 @@ fn producers_racing_the_inflation_keep_their_order() {
     for p in producers {
         p.join().unwrap();
     }
-    // Where the queue was never empty at a try (the producers kept ahead),
-    // it inflates now, with no race: still checked, what matters ran.
+    // Where the queue was never empty enough at a try (the producers kept
+    // ahead), it inflates now, with no race: still checked, what matters
+    // ran.
     inflated = inflated || q.inflate();
     assert!(inflated && q.lane().is_some());
 }

@@ -1,8 +1,9 @@
 //! The pool under load, with exact accounting: 100,000 idle pooled actors
 //! each sent one message; P producer threads (P in 1, 2, 8, 32) flooding
 //! pooled consumers (with the pooled default mailbox, and with a
-//! `Segmented` one), and asking them (each answer awaited, so compact
-//! queues inflate); two pooled actors ping-ponging on one worker; a busy
+//! `Segmented` one), streaming into one (whose compact queue may inflate
+//! mid-stream), and asking them (each answer awaited, so compact queues
+//! inflate); two pooled actors ping-ponging on one worker; a busy
 //! pooled actor that must not starve the others (the budget); and an actor
 //! sent to by a handler that does not return, which another worker must
 //! run (the pool's monitor).
@@ -165,6 +166,26 @@ fn producers_flooding_pooled_consumers_lose_and_repeat_nothing() {
                 )
             });
         }
+    }
+}
+
+/// P producers streaming into one pooled consumer: past
+/// `compact::STREAM_AFTER` messages in one busy period a consumer that
+/// keeps up inflates its queue into its lane, taking what is still queued
+/// as it switches, while the producers push on and race the switch.
+#[test]
+fn producers_streaming_into_one_pooled_consumer_lose_and_repeat_nothing() {
+    let total = if cfg!(miri) { 40 } else { 200_000 };
+    for producers in [1, 2, 8, 32] {
+        watchdog("the stream's soak", move || {
+            soak(
+                producers,
+                1,
+                total / producers,
+                MailboxKind::POOLED,
+                Deliver::Send,
+            )
+        });
     }
 }
 

@@ -63,9 +63,10 @@ pub struct ActorStats {
     pub restarts: u64,
     /// Whether the actor's mailbox, a pooled actor's compact queue, has
     /// inflated into its lane: asked one message at a time in a tight loop
-    /// from another thread, the actor took a segmented queue of its own
-    /// for its hand-offs (about 2 KiB, kept while the actor lives; the
-    /// guide's pool chapter says when and why).
+    /// from another thread, or keeping up with a stream of more than
+    /// 16,384 messages, the actor took a segmented queue of its own (about
+    /// 2 KiB, kept while the actor lives, with room for its largest backlog
+    /// since; the guide's pool chapter says when and why).
     pub mailbox_lane: bool,
 }
 

@@ -81,6 +81,44 @@ impl Router {
     }
 }
 
+/// Takes the book's acks as messages: `request`'s reply route.
+#[actor]
+pub struct Clerk {
+    acked: Arc<AtomicU64>,
+}
+
+#[actor]
+impl Clerk {
+    #[handler(Ack)]
+    fn ack(&mut self, _msg: Ack, _ctx: &mut Ctx<Self>) {
+        self.acked.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// `n` requests from `from` on, in chunks below the ring's capacity,
+/// each reply routed to `clerk`; returns once the clerk has them all.
+fn requests(book: &Addr<Book>, clerk: &Addr<Clerk>, acked: &AtomicU64, from: u64, n: u64) {
+    let mut sent = 0;
+    while sent < n {
+        for _ in 0..CHUNK {
+            let id = from + sent;
+            book.request(
+                Order {
+                    id,
+                    price: 1,
+                    qty: 1,
+                },
+                clerk,
+            )
+            .unwrap();
+            sent += 1;
+        }
+        while acked.load(Ordering::Acquire) < from + sent {
+            std::thread::yield_now();
+        }
+    }
+}
+
 #[group]
 pub struct Desk {
     pub router: Addr<Router>,
@@ -371,6 +409,23 @@ fn fast_send_and_steady_state_send_allocate_nothing() {
     assert_eq!(
         asks, 0,
         "steady-state ask (request + reply handle) must not allocate"
+    );
+
+    // request: the reply goes to the clerk's mailbox through the port the
+    // clerk's cell keeps for `Ack`, made by the first request (warm-up)
+    let acked = Arc::new(AtomicU64::new(0));
+    let clerk = system
+        .spawn(Clerk {
+            acked: Arc::clone(&acked),
+        })
+        .start();
+    requests(&book, &clerk, &acked, 0, N);
+    let before = allocations();
+    requests(&book, &clerk, &acked, N, N);
+    let requested = allocations() - before;
+    assert_eq!(
+        requested, 0,
+        "steady-state request (the reply routed to an actor) must not allocate"
     );
 
     bursts_allocate_nothing(&book, "the default mailbox");

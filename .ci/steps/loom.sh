@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Loom models of the lock-free ring, the sharded queue, the batched drain's
 # wakeup, the pool's depot, the actor lock's owner/bump protocol, ask's
-# reply slot (wake-up, drop race, recycling), and the runtime's state
+# reply slot (wake-up, drop race, recycling) and the reply ports' push
+# (two first routes to one sink racing), and the runtime's state
 # machine around them: start's hand-over racing a momentary holder and the
 # thread-bound home check (loom_handover), a group's mark and its members'
 # entered marks across bump (loom_group_mark), and the deadlock registry

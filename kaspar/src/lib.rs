@@ -584,6 +584,59 @@ pub mod __loom {
         crate::reply::cached_slots::<R>()
     }
 
+    /// A sink that keeps ports (`reply::Ports`), as an actor's cell does
+    /// for `request`, and counts and sums the `u64` replies that reach it.
+    #[derive(Debug)]
+    pub struct PortSink {
+        ports: crate::reply::Ports,
+        heard: crate::base::sync::AtomicU64,
+        sum: crate::base::sync::AtomicU64,
+    }
+
+    impl Default for PortSink {
+        fn default() -> Self {
+            PortSink {
+                ports: crate::reply::Ports::new(),
+                heard: crate::base::sync::AtomicU64::new(0),
+                sum: crate::base::sync::AtomicU64::new(0),
+            }
+        }
+    }
+
+    // SAFETY: a field, dropped with the sink.
+    unsafe impl crate::reply::HasPorts for PortSink {
+        fn ports(&self) -> &crate::reply::Ports {
+            &self.ports
+        }
+    }
+
+    impl crate::reply::ReplySink<u64> for PortSink {
+        fn deliver(self: std::sync::Arc<Self>, reply: u64) {
+            use crate::base::sync::Ordering::Relaxed;
+            self.sum.fetch_add(reply, Relaxed);
+            self.heard.fetch_add(1, Relaxed);
+        }
+    }
+
+    impl PortSink {
+        /// How many replies reached it, and their sum.
+        pub fn heard(&self) -> (u64, u64) {
+            use crate::base::sync::Ordering::Relaxed;
+            (self.heard.load(Relaxed), self.sum.load(Relaxed))
+        }
+
+        /// How many ports it keeps.
+        pub fn ports(&self) -> usize {
+            self.ports.len()
+        }
+    }
+
+    /// A route to `sink` through its port for `u64`, as `Addr::request`
+    /// makes one to the requesting actor's cell.
+    pub fn route_to(sink: &std::sync::Arc<PortSink>) -> crate::ReplyTo<u64> {
+        crate::ReplyTo::shared(sink)
+    }
+
     pub use crate::delivery::sched::model::{Carry, IdleModel, Poll, PooledMailbox, SleepToken};
     pub use crate::delivery::sched::next_slot::NextSlot;
 }
@@ -607,7 +660,7 @@ pub mod __private {
     // What kaspar-remote builds on (a remote `ask`'s handle, an inbound
     // `ask`'s reply route, a remote actor's identity in `Terminated`).
     pub use crate::actor::addr::send_with_reply;
-    pub use crate::reply::{ask_pair, ask_slot, ReplySink, Slot as AskSlot};
+    pub use crate::reply::{ask_pair, ask_slot, OwnedSink, ReplySink, Slot as AskSlot};
 
     /// A fresh identity for an actor in another process, named `name`
     /// (its type name) and `instance` (the name it is exported under).

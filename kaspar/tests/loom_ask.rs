@@ -1,6 +1,7 @@
 //! Loom model of `ask`'s reply slot: a reply racing the asker's wait or
 //! drop, and the recycling of answered slots into the asker's per-thread
-//! cache.
+//! cache; and of the reply ports a sink keeps (`reply::Ports`): two first
+//! routes to one sink racing to push its port.
 //!
 //! Run with its own target dir (see `.ci/steps/loom.sh`):
 //!
@@ -192,5 +193,24 @@ fn loom_ask_a_second_fill_of_a_slot_is_dropped_not_raced() {
         );
         drop(reply);
         assert_eq!(drops.load(Ordering::Relaxed), 2);
+    });
+}
+
+/// Two threads route their first replies to one sink at once (two
+/// `request`s naming the same actor for its reply): both may find no port
+/// and push one; the loser of the push must use the winner's. Both
+/// replies arrive, the sink keeps one port, and both routes let go of it.
+#[test]
+fn loom_ask_two_first_routes_to_a_sink_share_one_port() {
+    use kaspar::__loom::{route_to, PortSink};
+    model(|| {
+        let sink = std::sync::Arc::new(PortSink::default());
+        let other = std::sync::Arc::clone(&sink);
+        let t = thread::spawn(move || route_to(&other).deliver(1));
+        route_to(&sink).deliver(2);
+        t.join().unwrap();
+        assert_eq!(sink.heard(), (2, 3));
+        assert_eq!(sink.ports(), 1, "one port per reply type");
+        assert_eq!(std::sync::Arc::strong_count(&sink), 1);
     });
 }

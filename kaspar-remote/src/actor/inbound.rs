@@ -4,12 +4,12 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kaspar::__private::{send_with_reply, ReplySink, ReplyTo};
-use kaspar::{ActorConfig, Addr, FastSendError, Handler, SendError};
+use kaspar::__private::{send_with_reply, OwnedSink, ReplyTo};
+use kaspar::{ActorConfig, Addr, AskError, FastSendError, Handler, SendError};
 use serde::{Deserialize, Serialize};
 
 use crate::actor::{RemoteActor, RemoteHandler};
@@ -97,29 +97,40 @@ impl ReplyRoute<'_> {
 
 /// An ask's reply route inside kaspar: encodes the reply back to the
 /// asker, or, dropped without one (the handler panicked, the actor stopped
-/// first), tells the asker so.
+/// first), tells the asker so. It lives in the kaspar route's own
+/// allocation (`ReplyTo::to_owned_sink`): one per queued remote ask.
 struct WireReplySink {
-    route: ReplyRoute<'static>,
-    done: AtomicBool,
+    /// `None` once the reply or the refusal has gone.
+    route: Option<ReplyRoute<'static>>,
 }
 
-impl<R: Serialize> ReplySink<R> for WireReplySink {
-    fn deliver(self: Arc<Self>, reply: R) {
-        if !self.done.swap(true, Ordering::AcqRel) {
-            self.route.reply(&reply);
+impl<R: Serialize + Send + 'static> OwnedSink<R> for WireReplySink {
+    fn deliver(mut self, reply: R) {
+        if let Some(route) = self.route.take() {
+            route.reply(&reply);
+        }
+    }
+
+    fn unanswered(mut self, why: AskError) {
+        if let Some(route) = self.route.take() {
+            route.refuse(&match why {
+                AskError::Panicked(_) => Refused::Panicked,
+                _ => Refused::Dropped,
+            });
         }
     }
 }
 
+/// A backstop: a sink dropped without either call still tells the asker.
 impl Drop for WireReplySink {
     fn drop(&mut self) {
-        if !*self.done.get_mut() {
+        if let Some(route) = self.route.take() {
             let why = if std::thread::panicking() {
                 Refused::Panicked
             } else {
                 Refused::Dropped
             };
-            self.route.refuse(&why);
+            route.refuse(&why);
         }
     }
 }
@@ -206,18 +217,20 @@ where
             Err(e) => refuse(Some(route), fast_refused(e)),
         },
         (Some(route), false) => {
-            let sink = Arc::new(WireReplySink {
-                route: route.owned(),
-                done: AtomicBool::new(false),
-            });
-            let to: ReplyTo<<A as Handler<M>>::Reply> = ReplyTo::to_sink(sink.clone());
+            let sink = WireReplySink {
+                route: Some(route.owned()),
+            };
+            let to: ReplyTo<<A as Handler<M>>::Reply> = ReplyTo::to_owned_sink(sink);
             match with_room(wait, (msg, to), |(m, to)| send_with_reply(addr, m, to)) {
                 Ok(()) => Ok(()),
-                Err((why, rejected)) => {
-                    // Say why, not merely that the route was dropped.
-                    sink.done.store(true, Ordering::Release);
-                    drop(rejected);
-                    refuse(Some(sink.route.clone()), why)
+                Err((why, (_, to))) => {
+                    // Say why, not merely that the route was dropped: take
+                    // the sink back before it reports the drop itself.
+                    let route = to
+                        .into_owned_sink::<WireReplySink>()
+                        .ok()
+                        .and_then(|mut sink| sink.route.take());
+                    refuse(route, why)
                 }
             }
         }

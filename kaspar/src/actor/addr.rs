@@ -164,20 +164,20 @@ impl<A: Actor> Addr<A> {
         A: Handler<M>,
         S: Handler<<A as Handler<M>>::Reply>,
     {
-        self.request_into(msg, reply_to.cell.clone())
+        self.request_into(msg, ReplyTo::shared(&reply_to.cell))
     }
 
-    /// [`request`](Self::request) with the reply's route already erased
-    /// (what a [`Recipient`](crate::Recipient) has).
+    /// [`request`](Self::request) with the reply's route already made
+    /// (what a [`Recipient`](crate::Recipient) hands on).
     pub(crate) fn request_into<M>(
         &self,
         msg: M,
-        sink: Arc<dyn ReplySink<<A as Handler<M>>::Reply>>,
+        reply_to: ReplyTo<<A as Handler<M>>::Reply>,
     ) -> Result<(), SendError<M>>
     where
         A: Handler<M>,
     {
-        self.push(<A as Handler<M>>::envelope(msg, ReplyTo::actor(sink)))
+        self.push(<A as Handler<M>>::envelope(msg, reply_to))
     }
 
     /// Fires one of the actor's own timers: queues the message in `slot`
@@ -264,6 +264,14 @@ impl<A: Actor> Asked for ActorCell<A> {
 
     fn hosted(&self) -> bool {
         self.inbox.hosted()
+    }
+}
+
+// SAFETY: the ports are a field of the cell: the same every time, and
+// dropped with it.
+unsafe impl<S: Actor> crate::reply::HasPorts for ActorCell<S> {
+    fn ports(&self) -> &crate::reply::Ports {
+        &self.ports
     }
 }
 

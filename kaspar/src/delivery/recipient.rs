@@ -19,7 +19,7 @@ use crate::actor::traits::{Actor, Handler};
 use crate::base::ids::ActorId;
 use crate::error::{Delivered, FastSendError, SendError, Target};
 use crate::guard::chain::CyclePolicy;
-use crate::reply::{Ask, ReplySink};
+use crate::reply::{Ask, ReplyTo};
 
 /// Any actor that handles `M` and answers with `R` (`()` by default, for
 /// fire-and-forget fan-out).
@@ -70,7 +70,7 @@ trait Deliver<M, R: Send + 'static>: Send + Sync {
     fn target(&self) -> Target;
     fn send(&self, msg: M) -> Result<(), SendError<M>>;
     fn ask(&self, msg: M) -> Result<Ask<R>, SendError<M>>;
-    fn request(&self, msg: M, reply_to: Arc<dyn ReplySink<R>>) -> Result<(), SendError<M>>;
+    fn request(&self, msg: M, reply_to: ReplyTo<R>) -> Result<(), SendError<M>>;
     // One entry per operation, so a call is the vtable load and the typed
     // operation, with nothing to decide in between.
     fn fast_send(&self, msg: M) -> Result<R, FastSendError<M>>;
@@ -96,7 +96,7 @@ where
         Addr::send(self, msg)
     }
 
-    fn request(&self, msg: M, reply_to: Arc<dyn ReplySink<R>>) -> Result<(), SendError<M>> {
+    fn request(&self, msg: M, reply_to: ReplyTo<R>) -> Result<(), SendError<M>> {
         Addr::request_into(self, msg, reply_to)
     }
 
@@ -195,7 +195,7 @@ impl<M, R: Send + 'static> Recipient<M, R> {
     /// `reply_to`'s mailbox as an ordinary message. Compiles only if `S`
     /// has a handler for the reply type.
     pub fn request<S: Handler<R>>(&self, msg: M, reply_to: &Addr<S>) -> Result<(), SendError<M>> {
-        self.to.request(msg, reply_to.cell.clone())
+        self.to.request(msg, ReplyTo::shared(&reply_to.cell))
     }
 
     /// [`Addr::fast_send`] through the recipient.

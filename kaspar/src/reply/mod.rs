@@ -8,8 +8,15 @@
 //!
 //! Because the reply is the handler's return value, it is produced exactly
 //! once per handled message: replying twice is not expressible.
+//!
+//! A [`ReplyTo`] is one word (`route`): a tagged pointer to the asker's
+//! slot or to a *port* (`port`), the thin header of any other destination.
+//! An actor's cell keeps one port per reply type routed to it, so a
+//! `request` allocates nothing after its reply type's first.
 
 mod ask;
+mod port;
+mod route;
 
 use std::fmt;
 use std::sync::Arc;
@@ -22,100 +29,22 @@ pub(crate) use ask::cached_slots;
 pub use ask::Ask;
 pub use ask::Slot;
 pub(crate) use ask::{answered, slot, AskTarget, Asked};
+pub use port::OwnedSink;
+pub(crate) use port::{HasPorts, Ports};
+use route::Route;
 
 /// Where the reply to a queued message goes. Built by the runtime, consumed
 /// by the generated dispatch.
 ///
-/// Two words: every queued message carries one, so its size is part of
-/// every mailbox slot's (a `u64` ask's envelope is 32 bytes with it).
+/// One word: every queued message carries one, so its size is part of
+/// every mailbox slot's (a `u64` message's envelope is 24 bytes with it,
+/// 16 for an actor with one handler). `None` is the null pointer.
 pub struct ReplyTo<R> {
     /// `None`: nobody waits (a `send`).
     route: Option<Route<R>>,
 }
 
-#[cfg(not(loom))]
-const _: () = assert!(std::mem::size_of::<ReplyTo<u64>>() == 2 * std::mem::size_of::<usize>());
-
-/// A reply's destination: one fat pointer. An asker's slot is a sink like
-/// an actor's mailbox, so `Option<Route>` is two words (its `None` is the
-/// null pointer), where an enum of the three kinds was three.
-#[cfg(not(loom))]
-type Route<R> = Arc<dyn ReplySink<R>>;
-
-/// Under loom a slot lives in loom's `Arc`, which cannot be coerced to a
-/// `dyn` sink, so the two kinds stay apart; the slot's own protocol, what
-/// the loom models check, is the same either way.
-#[cfg(loom)]
-enum Route<R> {
-    Ask(sync::Arc<Slot<R>>),
-    Sink(Arc<dyn ReplySink<R>>),
-}
-
-/// What a `ReplyTo` does with its route: build one, hand it the reply,
-/// tell it there is none, name its kind. Each a call on the sink.
-#[cfg(not(loom))]
-mod route {
-    use super::*;
-
-    #[inline]
-    pub(super) fn ask<R: Send + 'static>(slot: sync::Arc<Slot<R>>) -> Route<R> {
-        slot
-    }
-
-    #[inline]
-    pub(super) fn sink<R>(sink: Arc<dyn ReplySink<R>>) -> Route<R> {
-        sink
-    }
-
-    #[inline]
-    pub(super) fn deliver<R>(route: Route<R>, reply: R) {
-        route.deliver(reply);
-    }
-
-    #[inline]
-    pub(super) fn unanswered<R>(route: Route<R>, why: impl FnOnce() -> AskError) {
-        route.unanswered(why());
-    }
-
-    pub(super) fn kind<R>(route: &Route<R>) -> &'static str {
-        route.kind()
-    }
-}
-
-/// The same operations under loom, a `match` over the slot and the sink.
-#[cfg(loom)]
-mod route {
-    use super::*;
-
-    pub(super) fn ask<R: Send + 'static>(slot: sync::Arc<Slot<R>>) -> Route<R> {
-        Route::Ask(slot)
-    }
-
-    pub(super) fn sink<R>(sink: Arc<dyn ReplySink<R>>) -> Route<R> {
-        Route::Sink(sink)
-    }
-
-    pub(super) fn deliver<R>(route: Route<R>, reply: R) {
-        match route {
-            Route::Ask(slot) => Slot::complete(slot, Ok(reply)),
-            Route::Sink(sink) => sink.deliver(reply),
-        }
-    }
-
-    pub(super) fn unanswered<R>(route: Route<R>, why: impl FnOnce() -> AskError) {
-        match route {
-            Route::Ask(slot) => Slot::complete(slot, Err(why())),
-            Route::Sink(sink) => sink.unanswered(why()),
-        }
-    }
-
-    pub(super) fn kind<R>(route: &Route<R>) -> &'static str {
-        match route {
-            Route::Ask(_) => ASK,
-            Route::Sink(sink) => sink.kind(),
-        }
-    }
-}
+const _: () = assert!(std::mem::size_of::<ReplyTo<u64>>() == std::mem::size_of::<usize>());
 
 /// How `Debug` shows a route to an asker's slot.
 const ASK: &str = "ReplyTo::Ask";
@@ -124,18 +53,17 @@ impl<R> fmt::Debug for ReplyTo<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match &self.route {
             None => "ReplyTo::Nobody",
-            Some(route) => route::kind(route),
+            Some(route) => route.kind(),
         })
     }
 }
 
-/// Something that accepts a reply as a message: an actor's mailbox, an
-/// asker's slot, or (through `__private`, for kaspar-remote) an encoder
-/// that sends the reply back to another process.
+/// Something that accepts a reply as a message: an actor's mailbox, or
+/// (through `__private`, for kaspar-remote) an encoder that sends the reply
+/// back to another process.
 pub trait ReplySink<R>: Send + Sync {
     /// Takes the handler's reply. By value, so that a sink can let go of
-    /// its route's reference before it wakes anyone (an asker's slot does:
-    /// the woken asker then owns it alone and can reuse it).
+    /// its route's reference before it wakes anyone.
     fn deliver(self: Arc<Self>, reply: R);
 
     /// The route is dropped without a reply: `why` says whether the
@@ -149,24 +77,6 @@ pub trait ReplySink<R>: Send + Sync {
     /// How `Debug` shows a route to this sink.
     fn kind(&self) -> &'static str {
         "ReplyTo::Actor"
-    }
-}
-
-/// An asker's slot takes its reply, or the reason there is none, and
-/// wakes the asker.
-#[cfg(not(loom))]
-impl<R: Send> ReplySink<R> for Slot<R> {
-    #[inline]
-    fn deliver(self: Arc<Self>, reply: R) {
-        Slot::complete(self, Ok(reply));
-    }
-
-    fn unanswered(self: Arc<Self>, why: AskError) {
-        Slot::complete(self, Err(why));
-    }
-
-    fn kind(&self) -> &'static str {
-        ASK
     }
 }
 
@@ -196,27 +106,68 @@ impl<R> ReplyTo<R> {
         ReplyTo { route: None }
     }
 
-    pub(crate) fn ask(slot: sync::Arc<Slot<R>>) -> Self
+    /// The reply goes to an asker's slot.
+    #[inline]
+    pub(crate) fn ask(slot: sync::Arc<Slot<R>>) -> Self {
+        ReplyTo {
+            route: Some(Route::slot(slot)),
+        }
+    }
+
+    /// The reply goes to `sink`, through the port it keeps for `R`: no
+    /// allocation once a route to it for `R` has been made (an actor's
+    /// cell, for `request`).
+    pub(crate) fn shared<T>(sink: &Arc<T>) -> Self
     where
-        R: Send + 'static,
+        T: ReplySink<R> + HasPorts + 'static,
+        R: 'static,
     {
-        ReplyTo {
-            route: Some(route::ask(slot)),
-        }
+        let port = port::shared::<T, R>(sink);
+        // SAFETY: `shared` gave us one route reference of `port`.
+        let route = unsafe { Route::port(port) };
+        ReplyTo { route: Some(route) }
     }
 
-    pub(crate) fn actor(sink: Arc<dyn ReplySink<R>>) -> Self {
-        ReplyTo {
-            route: Some(route::sink(sink)),
-        }
-    }
-
-    /// A route to `sink` (kaspar-remote: the reply goes back to the
-    /// process that asked). Dropped without a reply, the route drops
-    /// `sink`, which may then report the loss.
+    /// A route to `sink`, moved into the route's one allocation
+    /// (kaspar-remote: the reply goes back to the process that asked).
+    /// Dropped without a reply, the route calls
+    /// [`OwnedSink::unanswered`].
     #[doc(hidden)]
-    pub fn to_sink(sink: Arc<dyn ReplySink<R>>) -> Self {
-        ReplyTo::actor(sink)
+    pub fn to_owned_sink<T: OwnedSink<R>>(sink: T) -> Self
+    where
+        R: 'static,
+    {
+        let port = port::owned(sink);
+        // SAFETY: `owned` made the port for this one route.
+        let route = unsafe { Route::port(port) };
+        ReplyTo { route: Some(route) }
+    }
+
+    /// A route to a shared `sink`: [`to_owned_sink`](Self::to_owned_sink)
+    /// of the `Arc`, so one allocation per route (a route is one word).
+    #[doc(hidden)]
+    pub fn to_sink(sink: Arc<dyn ReplySink<R>>) -> Self
+    where
+        R: 'static,
+    {
+        Self::to_owned_sink(sink)
+    }
+
+    /// The owned sink this route was made with, if it is a `T`, taken back
+    /// without a reply and without telling it anything (kaspar-remote:
+    /// the message was refused, and the sink reports why itself);
+    /// otherwise the route, unchanged.
+    #[doc(hidden)]
+    pub fn into_owned_sink<T: OwnedSink<R>>(mut self) -> Result<T, Self>
+    where
+        R: 'static,
+    {
+        match self.route.take() {
+            None => Err(self),
+            Some(route) => route
+                .take_owned::<T>()
+                .map_err(|route| ReplyTo { route: Some(route) }),
+        }
     }
 
     /// Completes an asker's handle with `why` instead of a reply
@@ -225,7 +176,7 @@ impl<R> ReplyTo<R> {
     #[doc(hidden)]
     pub fn fail(mut self, why: AskError) {
         if let Some(route) = self.route.take() {
-            route::unanswered(route, || why);
+            route.unanswered(why);
         }
     }
 
@@ -233,37 +184,10 @@ impl<R> ReplyTo<R> {
     #[doc(hidden)]
     #[inline]
     pub fn deliver(self, reply: R) {
-        if self.route.is_none() {
-            // A `send`: the reply is dropped here, and a `None` route owns
-            // nothing, so skipping its `drop` (which would only look at
-            // the route again) loses nothing.
-            std::mem::forget(self);
-            return;
-        }
-        self.deliver_routed(reply);
-    }
-
-    /// [`deliver`](Self::deliver) to an asker or an actor.
-    fn deliver_routed(mut self, reply: R) {
-        if let Some(route) = self.route.take() {
-            route::deliver(route, reply);
-        }
-    }
-}
-
-impl<R> Drop for ReplyTo<R> {
-    fn drop(&mut self) {
-        if let Some(route) = self.route.take() {
-            // Dropped without a reply: either the handler is unwinding, or
-            // the message was dropped unhandled. The asker's handle names
-            // the actor (this route knows none).
-            route::unanswered(route, || {
-                if std::thread::panicking() {
-                    AskError::Panicked(None)
-                } else {
-                    AskError::Dropped(None)
-                }
-            });
+        match self.route {
+            // A `send`: the reply is dropped here.
+            None => drop(reply),
+            Some(route) => route.deliver(reply),
         }
     }
 }
@@ -329,8 +253,8 @@ mod tests {
     }
 
     #[test]
-    fn an_askers_route_is_two_words_and_completes_its_handle() {
-        assert_eq!(size_of::<ReplyTo<u64>>(), 2 * size_of::<usize>());
+    fn an_askers_route_is_one_word_and_completes_its_handle() {
+        assert_eq!(size_of::<ReplyTo<u64>>(), size_of::<usize>());
         let (ask, route) = ask_pair::<u64>();
         assert_eq!(format!("{route:?}"), "ReplyTo::Ask");
         route.deliver(5);

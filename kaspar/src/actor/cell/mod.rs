@@ -162,6 +162,9 @@ pub(crate) struct ActorCell<A: Actor> {
     /// before it started and after it stopped. Read on entry only for a
     /// thread-bound actor (`ActorConfig::THREAD_BOUND`).
     home: AtomicUsize,
+    /// The ports that `request`s' reply routes to this actor go through,
+    /// one per reply type, made on first use (`reply::Ports`).
+    pub(crate) ports: crate::reply::Ports,
     /// Written by the lock holder on every handled message.
     pub(crate) locked: LockedCounters,
     state: StateCell<A>,
@@ -270,6 +273,7 @@ impl<A: Actor> ActorCell<A> {
             clock,
             sup: Supervisor::new(dead),
             home: AtomicUsize::new(0),
+            ports: crate::reply::Ports::new(),
             entered: EnteredFlag::new(),
             instance,
             #[cfg(feature = "console")]

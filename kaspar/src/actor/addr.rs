@@ -268,7 +268,7 @@ impl<A: Actor> Asked for ActorCell<A> {
 }
 
 // SAFETY: the ports are a field of the cell: the same every time, and
-// dropped with it.
+// dropped with it; and a cell never leaves its `Arc` (nothing unwraps one).
 unsafe impl<S: Actor> crate::reply::HasPorts for ActorCell<S> {
     fn ports(&self) -> &crate::reply::Ports {
         &self.ports

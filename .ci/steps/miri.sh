@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Miri over the runtime's unit tests: the lock-free ring and the other
 # queues (mailbox::), the memory pool's slab, magazines and depot (pool::),
+# the reply's one-word route and its ports (reply::),
 # plus the call chain, the timer wheel and thread placement, which run under
 # Miri in a few seconds too. Iteration counts shrink under cfg(miri); the
 # whole run takes about 30 s once Miri's standard library is built.

@@ -35,10 +35,11 @@ pub(crate) struct Route<R> {
 }
 
 // SAFETY: a route moves an `R` to its destination, from whichever thread
-// holds it, and gives no shared access to anything: an asker's slot and a
-// port's sink are `Send + Sync` for `R: Send` (a sink always is).
+// holds it: an asker's slot is `Send + Sync` for `R: Send`, and a port's
+// sink always is (`ReplySink` and `OwnedSink` both require it).
 unsafe impl<R: Send> Send for Route<R> {}
-// SAFETY: `&Route` only reads the destination's kind.
+// SAFETY: `&Route` only reads the destination's kind, through `&` of a
+// `Sync` sink, or not at all for a slot.
 unsafe impl<R: Send> Sync for Route<R> {}
 
 /// What a route owns, for the compiler: a slot or a port taking `R`.

@@ -12,7 +12,10 @@ use crate::reply::ReplySink;
 /// allocation (kaspar-remote's wire sink: one allocation per queued remote
 /// ask, the sink and its port together). Dropped without a reply, the
 /// route calls [`unanswered`](Self::unanswered).
-pub trait OwnedSink<R>: Send + 'static {
+///
+/// `Sync` because a shared `&ReplyTo` may name its sink's
+/// [`kind`](Self::kind) from any thread.
+pub trait OwnedSink<R>: Send + Sync + 'static {
     /// Takes the handler's reply.
     fn deliver(self, reply: R);
 

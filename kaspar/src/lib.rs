@@ -553,12 +553,12 @@ pub mod __loom {
         }
         /// See `ThreadState::home_id`: what `ActorCell::bind_home` records
         /// for the thread.
-        pub fn home_id(&self) -> usize {
+        pub fn home_id(&self) -> u32 {
             self.0.home_id()
         }
         /// See `ThreadState::is_home`: the entry check of a thread-bound
         /// actor whose recorded home is `home`.
-        pub fn is_home(&self, home: usize) -> bool {
+        pub fn is_home(&self, home: u32) -> bool {
             self.0.is_home(home)
         }
     }

@@ -18,7 +18,7 @@
 
 use kaspar::__loom::{Lock, ThreadBlock};
 use loom::cell::UnsafeCell;
-use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::atomic::{AtomicU32, Ordering};
 use loom::sync::Arc;
 use loom::thread;
 
@@ -145,7 +145,7 @@ fn loom_handover_of_a_group_lock_waits_for_a_caller_into_a_vacant_member() {
 #[test]
 fn loom_home_check_refuses_a_thread_in_the_dead_home_threads_storage() {
     model(|| {
-        let home = Arc::new(AtomicUsize::new(0));
+        let home = Arc::new(AtomicU32::new(0));
         let home_thread = {
             let home = Arc::clone(&home);
             thread::spawn(move || {

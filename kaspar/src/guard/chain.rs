@@ -227,7 +227,7 @@ pub(crate) struct ThreadState {
     group: Cell<usize>,
     /// This thread's home id ([`ThreadState::home_id`]), or 0 until first
     /// asked for.
-    home: Cell<usize>,
+    home: Cell<u32>,
     /// The first `INLINE_FRAMES` frames, outermost first.
     frames: [FrameSlot; INLINE_FRAMES],
 }
@@ -257,8 +257,13 @@ impl ThreadState {
     /// can be reused by a thread started after this one has exited, a home
     /// id is never reused in the process: a thread that happens to get a
     /// dead thread's thread-local storage does not get its actors.
+    ///
+    /// 32 bits, so that a cell keeps it in padding: ids are handed out only
+    /// to threads that become a thread-bound actor's home, one each, and
+    /// after 2^32 - 2 of them in one process the next one to ask panics
+    /// ([`assign_home_id`](Self::assign_home_id)) rather than reuse one.
     #[inline]
-    pub(crate) fn home_id(&self) -> usize {
+    pub(crate) fn home_id(&self) -> u32 {
         match self.home.get() {
             0 => self.assign_home_id(),
             id => id,
@@ -268,17 +273,25 @@ impl ThreadState {
     /// Whether `home`, the home id a thread-bound actor recorded
     /// (`ActorCell::bind_home`), is this thread's: the check on entry.
     #[inline(always)]
-    pub(crate) fn is_home(&self, home: usize) -> bool {
+    pub(crate) fn is_home(&self, home: u32) -> bool {
         home == self.home_id()
     }
 
     #[cold]
     #[inline(never)]
-    fn assign_home_id(&self) -> usize {
+    fn assign_home_id(&self) -> u32 {
+        use std::sync::atomic::AtomicU32;
         // A plain counter, not a modelled atomic: it only hands out
-        // distinct numbers, and orders nothing.
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
-        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // distinct numbers, and orders nothing. It never wraps: a reused
+        // id would let a second thread into a thread-bound state.
+        static NEXT: AtomicU32 = AtomicU32::new(1);
+        let Some(id) = take_home_id(&NEXT) else {
+            panic!(
+                "kaspar: home ids exhausted: {} threads have been home to a \
+                 thread-bound actor in this process, and an id is never reused",
+                u32::MAX - 1
+            );
+        };
         self.home.set(id);
         id
     }
@@ -288,6 +301,14 @@ impl ThreadState {
     pub(crate) fn holds_group<T>(&self, lock: &T) -> bool {
         self.group.get() == lock as *const T as usize
     }
+}
+
+/// The next home id from `next`, or `None` once they are all given out:
+/// the counter stops at `u32::MAX`, never wraps to an id given before.
+pub(crate) fn take_home_id(next: &std::sync::atomic::AtomicU32) -> Option<u32> {
+    use std::sync::atomic::Ordering::Relaxed;
+    next.fetch_update(Relaxed, Relaxed, |id| id.checked_add(1))
+        .ok()
 }
 
 /// Marks the calling thread as holding a group's lock while it lives;

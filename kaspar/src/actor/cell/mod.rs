@@ -46,7 +46,7 @@ use crate::base::clock::Clock;
 use crate::base::ids::ActorId;
 use crate::base::latency::Latencies;
 use crate::base::stats::{ActorStats, LockedCounters, Rare, SharedCounters, Stats};
-use crate::base::sync::{AtomicU8, AtomicUsize, Ordering};
+use crate::base::sync::{AtomicU32, AtomicU8, Ordering};
 use crate::error::SendError;
 use crate::error::Target;
 use crate::failure::dead_letters::DeadLetters;
@@ -95,8 +95,9 @@ pub(crate) const TIMED: u8 = 16;
 ///
 /// 1. read by every entry and push, written at most at a state change:
 ///    the lock's address, the flags, the names a frame shows (and a group
-///    member's `entered` mark, which only its group's thread writes); and
-///    the statistics whose high-water mark every push reads (and writes
+///    member's `entered` mark, which only its group's thread writes; a
+///    thread-bound actor's home, written when its loop starts and stops);
+///    and the statistics whose high-water mark every push reads (and writes
 ///    only when it rises);
 /// 2. cold: the instance and the clock (and the console's edges, where
 ///    built), which keep band 1's flags, read for every message served, a
@@ -107,7 +108,8 @@ pub(crate) const TIMED: u8 = 16;
 ///    what its consumer writes (`Compact`'s spill), which is the lock
 ///    holder;
 /// 4. the consumer's: supervision, whose dead letters the run loop asks
-///    for every message whether they were abandoned; the home; then what
+///    for every message whether they were abandoned; the reply ports'
+///    head; then what
 ///    the lock holder writes on every handled message, its counters and
 ///    the state. All of it at least 64 bytes past what senders write.
 ///
@@ -143,6 +145,14 @@ pub(crate) struct ActorCell<A: Actor> {
     /// reads this band anyway; a byte beside the flags, where at the end
     /// it would take a word of padding.
     entered: EnteredFlag,
+    /// Home id (`ThreadState::home_id`, never reused) of the thread that
+    /// runs this thread-bound actor's loop (see
+    /// [`bind_home`](Self::bind_home)), or 0 before it started, after it
+    /// stopped, and always for an actor that is not thread-bound. Read on
+    /// entry only for a thread-bound actor (`ActorConfig::THREAD_BOUND`),
+    /// so in this band; 32 bits, so in the padding after the bytes above,
+    /// where a word at the end of the cell cost a malloc size class.
+    home: AtomicU32,
     pub(crate) stats: Stats,
     // Band 2.
     /// Its instance name and system; never read on a delivery's way in.
@@ -157,11 +167,6 @@ pub(crate) struct ActorCell<A: Actor> {
     /// Read by the run loop for every message (are dead letters
     /// abandoned?), so kept a line from what pushes write.
     pub(crate) sup: Supervisor<A>,
-    /// Home id (`ThreadState::home_id`, never reused) of the thread that
-    /// runs this actor's loop (see [`bind_home`](Self::bind_home)), or 0
-    /// before it started and after it stopped. Read on entry only for a
-    /// thread-bound actor (`ActorConfig::THREAD_BOUND`).
-    home: AtomicUsize,
     /// The ports that `request`s' reply routes to this actor go through,
     /// one per reply type, made on first use (`reply::Ports`).
     pub(crate) ports: crate::reply::Ports,
@@ -272,7 +277,7 @@ impl<A: Actor> ActorCell<A> {
             inbox,
             clock,
             sup: Supervisor::new(dead),
-            home: AtomicUsize::new(0),
+            home: AtomicU32::new(0),
             ports: crate::reply::Ports::new(),
             entered: EnteredFlag::new(),
             instance,
@@ -424,11 +429,15 @@ impl<A: Actor> ActorCell<A> {
     }
 
     /// Records the calling thread, which holds the lock for the run loop it
-    /// is about to start, as this actor's home (see `THREAD_BOUND`).
+    /// is about to start, as this actor's home (see `THREAD_BOUND`). Does
+    /// nothing for an actor that is not thread-bound: no entry reads its
+    /// home, and the thread keeps its home id for one that does.
     pub(crate) fn bind_home(&self, held: &Held<'_>) {
         self.assert_own(held);
-        self.home
-            .store(chain::this_thread().home_id(), Ordering::Relaxed);
+        if <A as ActorConfig>::THREAD_BOUND {
+            self.home
+                .store(chain::this_thread().home_id(), Ordering::Relaxed);
+        }
     }
 
     /// Forgets the actor's home: no thread passes the home check of a

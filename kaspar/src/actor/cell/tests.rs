@@ -318,6 +318,15 @@ fn home_ids_are_never_reused_by_later_threads() {
     assert!(!seen.contains(&here));
 }
 
+#[test]
+fn the_home_id_counter_stops_instead_of_wrapping() {
+    let next = std::sync::atomic::AtomicU32::new(u32::MAX - 2);
+    assert_eq!(chain::take_home_id(&next), Some(u32::MAX - 2));
+    assert_eq!(chain::take_home_id(&next), Some(u32::MAX - 1));
+    assert_eq!(chain::take_home_id(&next), None, "u32::MAX is never given");
+    assert_eq!(chain::take_home_id(&next), None, "nor anything after it");
+}
+
 /// Where, in the cell of an actor with the pooled default mailbox, a push
 /// starts writing (the queue's lock word), where it stops, and where the
 /// queue's consumer half starts: measured on a value, as the inbox is an

@@ -143,16 +143,6 @@ impl<R> ReplyTo<R> {
         ReplyTo { route: Some(route) }
     }
 
-    /// A route to a shared `sink`: [`to_owned_sink`](Self::to_owned_sink)
-    /// of the `Arc`, so one allocation per route (a route is one word).
-    #[doc(hidden)]
-    pub fn to_sink(sink: Arc<dyn ReplySink<R>>) -> Self
-    where
-        R: 'static,
-    {
-        Self::to_owned_sink(sink)
-    }
-
     /// The owned sink this route was made with, if it is a `T`, taken back
     /// without a reply and without telling it anything (kaspar-remote:
     /// the message was refused, and the sink reports why itself);
@@ -225,12 +215,12 @@ mod tests {
         heard: parking_lot::Mutex<Vec<String>>,
     }
 
-    impl ReplySink<u32> for Log {
-        fn deliver(self: Arc<Self>, reply: u32) {
+    impl OwnedSink<u32> for Arc<Log> {
+        fn deliver(self, reply: u32) {
             self.heard.lock().push(format!("reply {reply}"));
         }
 
-        fn unanswered(self: Arc<Self>, why: AskError) {
+        fn unanswered(self, why: AskError) {
             self.heard.lock().push(format!("{why:?}"));
         }
     }
@@ -238,7 +228,7 @@ mod tests {
     #[test]
     fn a_sink_hears_its_reply_or_why_there_is_none_exactly_once() {
         let log = Arc::new(Log::default());
-        let sink = || ReplyTo::to_sink(Arc::clone(&log) as Arc<dyn ReplySink<u32>>);
+        let sink = || ReplyTo::to_owned_sink(Arc::clone(&log));
         sink().deliver(7);
         drop(sink());
         sink().fail(AskError::Timeout(None));

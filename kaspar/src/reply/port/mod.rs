@@ -8,7 +8,7 @@
 //!
 //! * **Owned** ([`owned`](owned::owned)): a box holding an
 //!   [`OwnedSink`], made for one route and freed by it (kaspar-remote's
-//!   wire sink, made per message anyway, or any `Arc<dyn ReplySink<R>>`).
+//!   wire sink, made per message anyway).
 //! * **Shared** ([`shared`](shared::shared)): a port kept by the sink
 //!   itself, in its [`Ports`], one per reply type, made the first time a
 //!   route to that sink for that type is asked for and freed with the

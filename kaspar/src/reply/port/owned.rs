@@ -2,11 +2,9 @@
 
 use std::any::TypeId;
 use std::ptr::NonNull;
-use std::sync::Arc;
 
 use super::{Port, PortVTable};
 use crate::error::AskError;
-use crate::reply::ReplySink;
 
 /// A reply destination made for one route and moved into the route's own
 /// allocation (kaspar-remote's wire sink: one allocation per queued remote
@@ -31,21 +29,6 @@ pub trait OwnedSink<R>: Send + Sync + 'static {
     /// How `Debug` shows a route to this sink.
     fn kind(&self) -> &'static str {
         "ReplyTo::Actor"
-    }
-}
-
-/// A shared sink as an owned one: the route holds one reference.
-impl<R: 'static> OwnedSink<R> for Arc<dyn ReplySink<R>> {
-    fn deliver(self, reply: R) {
-        ReplySink::deliver(self, reply);
-    }
-
-    fn unanswered(self, why: AskError) {
-        ReplySink::unanswered(self, why);
-    }
-
-    fn kind(&self) -> &'static str {
-        ReplySink::kind(&**self)
     }
 }
 

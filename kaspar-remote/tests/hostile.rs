@@ -23,12 +23,12 @@ use common::*;
 use forge::*;
 use kaspar::prelude::*;
 use kaspar::AskError;
-use kaspar_remote::frame::{self, Frame, Header, Kind};
+use kaspar_remote::frame::{self, Frame, Kind};
 use kaspar_remote::link::Announcement;
 use kaspar_remote::loopback::{Loopback, LoopbackRx, LoopbackTx};
 use kaspar_remote::{
-    Export, LinkError, LinkTx, LookupError, Node, NodeConfig, NodeStats, Refused, RemoteActor,
-    RemoteAddr, Transport,
+    Export, LinkError, LookupError, Node, NodeConfig, NodeStats, Refused, RemoteActor, RemoteAddr,
+    Transport,
 };
 use serde::Serialize;
 
@@ -169,86 +169,10 @@ impl<T: Transport> World<T> {
     }
 }
 
-/// A forged peer with an inbox of its own ("forger"), introduced to the
-/// server by a hello naming it: the server's answers come back here.
-struct Forger {
-    rx: LoopbackRx,
-    session: u64,
-    seq: u64,
-}
-
-impl Forger {
-    fn new(net: &Loopback, w: &mut World<Loopback>, session: u64) -> Forger {
-        let mut f = Forger {
-            rx: net.listen("forger").unwrap(),
-            session,
-            seq: 0,
-        };
-        let welcome = f.send(&mut w.raw, Kind::Hello, 0, 0, 1, &hello("forger"));
-        let got = receive(&mut f.rx, 1, Duration::from_secs(10));
-        assert_eq!(got.len(), 1, "no answer to the forger's hello");
-        let answer = Frame::parse(&got[0]).unwrap();
-        assert_eq!(
-            (answer.header.kind, answer.header.correlation),
-            (Kind::Welcome, welcome)
-        );
-        f
-    }
-
-    /// Sends one frame on the forger's session; returns its correlation.
-    fn send<B: Serialize + ?Sized>(
-        &mut self,
-        tx: &mut impl LinkTx,
-        kind: Kind,
-        target: u32,
-        wire_id: u32,
-        correlation: u64,
-        body: &B,
-    ) -> u64 {
-        let bytes = forge(
-            kind,
-            target,
-            wire_id,
-            correlation,
-            self.session,
-            self.seq,
-            body,
-        );
-        self.seq += 1;
-        push(tx, &bytes);
-        correlation
-    }
-
-    /// Sends one frame whose body is `body` as it is.
-    fn send_bytes(
-        &mut self,
-        tx: &mut impl LinkTx,
-        kind: Kind,
-        target: u32,
-        wire_id: u32,
-        correlation: u64,
-        body: &[u8],
-    ) {
-        let bytes = forge_bytes(
-            kind,
-            target,
-            wire_id,
-            correlation,
-            self.session,
-            self.seq,
-            body,
-        );
-        self.seq += 1;
-        push(tx, &bytes);
-    }
-
-    /// The next frame the server sends the forger.
-    fn answer(&mut self) -> (Header, Vec<u8>) {
-        let got = receive(&mut self.rx, 1, Duration::from_secs(10));
-        assert_eq!(got.len(), 1, "no answer from the server");
-        let f = Frame::parse(&got[0]).unwrap();
-        (f.header, f.body.to_vec())
-    }
+/// The forger, introduced to `w`'s server by a hello naming its inbox.
+fn forger(net: &Loopback, w: &mut World<Loopback>, session: u64) -> Forger<LoopbackRx> {
+    let rx = net.listen("forger").unwrap();
+    Forger::welcomed(rx, &mut w.raw, session, &hello("forger"))
 }
 
 fn refusal(body: &[u8]) -> Refused {
@@ -543,7 +467,7 @@ fn session_ids_at_their_extremes() {
 fn correlation_ids_at_their_extremes() {
     let net = Loopback::new(4096);
     let mut w = world(net.clone(), NodeConfig::default());
-    let mut f = Forger::new(&net, &mut w, 9);
+    let mut f = forger(&net, &mut w, 9);
     for &c in &EXTREMES {
         f.send(&mut w.raw, Kind::Ask, 0, 1, c, &Seq(21));
         let (h, body) = f.answer();
@@ -569,7 +493,7 @@ fn correlation_ids_at_their_extremes() {
 fn targets_at_their_extremes() {
     let net = Loopback::new(4096);
     let mut w = world(net.clone(), NodeConfig::default());
-    let mut f = Forger::new(&net, &mut w, 9);
+    let mut f = forger(&net, &mut w, 9);
     for &target in &EXTREMES_32 {
         f.send(&mut w.raw, Kind::Ask, target, 1, 50, &Seq(1));
         let (h, body) = f.answer();
@@ -600,7 +524,7 @@ fn targets_at_their_extremes() {
 fn wire_ids_at_their_extremes() {
     let net = Loopback::new(4096);
     let mut w = world(net.clone(), NodeConfig::default());
-    let mut f = Forger::new(&net, &mut w, 9);
+    let mut f = forger(&net, &mut w, 9);
     for &wire_id in &EXTREMES_32 {
         f.send(&mut w.raw, Kind::Ask, 0, wire_id, 60, &Seq(4));
         let (h, body) = f.answer();
@@ -658,7 +582,7 @@ fn body_lengths_at_their_extremes() {
 fn previous_session_counts_at_their_extremes() {
     let net = Loopback::new(4096);
     let mut w = world(net.clone(), NodeConfig::default());
-    let mut f = Forger::new(&net, &mut w, 9);
+    let mut f = forger(&net, &mut w, 9);
     for (i, &sent) in EXTREMES.iter().enumerate() {
         let old = 400 + i as u64;
         push(&mut w.raw, &forge(Kind::Tell, 0, 2, 0, old, 0, &Report));
@@ -725,7 +649,7 @@ fn a_panic_on_the_receiving_thread_is_caught_and_counted() {
 fn a_body_with_bytes_after_its_message_is_refused_and_counted() {
     let net = Loopback::with_max_frame(64, 2 << 20);
     let mut w = world(net.clone(), NodeConfig::default());
-    let mut f = Forger::new(&net, &mut w, 9);
+    let mut f = forger(&net, &mut w, 9);
     let mut body = postcard::to_stdvec(&Seq(33)).unwrap();
     body.resize(body.len() + (1 << 20), 0xAB);
     f.send_bytes(&mut w.raw, Kind::Ask, 0, 1, 80, &body);

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use kaspar_remote::frame::{self, Header, Kind};
+use kaspar_remote::frame::{self, Frame, Header, Kind};
 use kaspar_remote::{LinkRx, LinkTx};
 use serde::Serialize;
 
@@ -90,4 +90,98 @@ pub fn receive(rx: &mut impl LinkRx, enough: usize, patience: Duration) -> Vec<V
         }
     }
     got
+}
+
+/// A forged peer with an inbox of its own, introduced to a node by a
+/// hello naming that inbox: the node's answers come back to `rx`.
+pub struct Forger<R> {
+    pub rx: R,
+    pub session: u64,
+    pub seq: u64,
+    /// Frames received but not yet taken by [`answer`](Self::answer): a
+    /// poll may bring several.
+    early: std::collections::VecDeque<Vec<u8>>,
+}
+
+impl<R: LinkRx> Forger<R> {
+    /// Says `hello` on `raw` as `session` and waits for the node's welcome
+    /// on `rx`, the inbox the hello names.
+    pub fn welcomed<H: Serialize>(rx: R, raw: &mut impl LinkTx, session: u64, hello: &H) -> Self {
+        let mut f = Forger {
+            rx,
+            session,
+            seq: 0,
+            early: Default::default(),
+        };
+        let welcome = f.send(raw, Kind::Hello, 0, 0, 1, hello);
+        let (answer, _) = f.answer();
+        assert_eq!((answer.kind, answer.correlation), (Kind::Welcome, welcome));
+        f
+    }
+
+    /// Sends one frame on the forger's session; returns its correlation.
+    pub fn send<B: Serialize + ?Sized>(
+        &mut self,
+        tx: &mut impl LinkTx,
+        kind: Kind,
+        target: u32,
+        wire_id: u32,
+        correlation: u64,
+        body: &B,
+    ) -> u64 {
+        let bytes = forge(
+            kind,
+            target,
+            wire_id,
+            correlation,
+            self.session,
+            self.seq,
+            body,
+        );
+        self.seq += 1;
+        push(tx, &bytes);
+        correlation
+    }
+
+    /// Sends one frame whose body is `body` as it is.
+    pub fn send_bytes(
+        &mut self,
+        tx: &mut impl LinkTx,
+        kind: Kind,
+        target: u32,
+        wire_id: u32,
+        correlation: u64,
+        body: &[u8],
+    ) {
+        let bytes = forge_bytes(
+            kind,
+            target,
+            wire_id,
+            correlation,
+            self.session,
+            self.seq,
+            body,
+        );
+        self.seq += 1;
+        push(tx, &bytes);
+    }
+
+    /// The next frame the node sends the forger.
+    pub fn answer(&mut self) -> (Header, Vec<u8>) {
+        if self.early.is_empty() {
+            self.early
+                .extend(receive(&mut self.rx, 1, Duration::from_secs(10)));
+        }
+        let bytes = self.early.pop_front().expect("no answer from the node");
+        let f = Frame::parse(&bytes).unwrap();
+        (f.header, f.body.to_vec())
+    }
+
+    /// How many frames the node has sent the forger that it has not taken
+    /// yet, counting those that arrive within `patience`.
+    pub fn unread(&mut self, patience: Duration) -> usize {
+        self.early
+            .extend(receive(&mut self.rx, usize::MAX, patience));
+        self.early.len()
+    }
 }

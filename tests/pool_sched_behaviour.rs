@@ -256,7 +256,17 @@ fn latency_is_recorded_for_a_pooled_actor() {
         c.send(Add(1)).unwrap();
     }
     assert_eq!(c.ask(Get).unwrap().wait().unwrap(), 10);
-    let stats = c.latency().expect("recording");
+    // Every `Add` was recorded before `Get` ran; `Get`'s own time is
+    // recorded after its handler returned, so after its reply may have
+    // woken this thread: wait for it (bounded).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let stats = loop {
+        let stats = c.latency().expect("recording");
+        if stats.class("Get").unwrap().count > 0 || std::time::Instant::now() > deadline {
+            break stats;
+        }
+        std::thread::yield_now();
+    };
     assert_eq!(stats.class("Add").unwrap().count, 10);
     assert_eq!(stats.class("Get").unwrap().count, 1);
     system.shutdown();

@@ -65,8 +65,9 @@ pub struct ActorStats {
     /// inflated into its lane: asked one message at a time in a tight loop
     /// from another thread, or keeping up with a stream of more than
     /// 16,384 messages, the actor took a segmented queue of its own (about
-    /// 2 KiB, kept while the actor lives, with room for its largest backlog
-    /// since; the guide's pool chapter says when and why).
+    /// 2 KiB, kept while the actor lives; what a backlog grows it by is
+    /// given back each time the actor goes idle, but for one spare block;
+    /// the guide's pool chapter says when and why).
     pub mailbox_lane: bool,
 }
 

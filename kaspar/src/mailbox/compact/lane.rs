@@ -18,7 +18,9 @@
 //! Inflation is for good. A lane is freed with the queue, not when its
 //! consumer goes idle: freeing it while a producer may still be inside it
 //! would need every push to announce itself on a shared line, the cost the
-//! lane is there to avoid. The pooled activation inflates its queue after
+//! lane is there to avoid. What a backlog grew it by is given back, though:
+//! its pooled consumer trims the spare blocks each time it goes idle
+//! (`SegmentedMpsc::trim`). The pooled activation inflates its queue after
 //! answering [`INFLATE_AFTER`] lone asks in a row, or once it has served
 //! [`STREAM_AFTER`] messages in batches and drained the queue
 //! (`delivery::sched::actor`).

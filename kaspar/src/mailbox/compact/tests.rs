@@ -446,6 +446,24 @@ fn inflated_it_queues_in_the_lane_and_leaves_the_word_alone() {
     assert_eq!(q.word.load(Ordering::Relaxed), word);
 }
 
+/// An inflated queue's pooled consumer gives back the blocks a backlog
+/// grew its lane by when it goes idle, keeping one spare.
+#[test]
+fn an_inflated_queue_gives_back_its_backlogs_room_when_idle() {
+    let (q, _count) = pooled::<u64>();
+    let mut out = Vec::new();
+    assert!(q.inflate());
+    let lane = q.lane().expect("inflated");
+    assert_eq!(lane.blocks(), 1);
+    for i in 0..10_000 {
+        q.push(i).unwrap();
+    }
+    assert!(lane.blocks() > 300, "{} blocks", lane.blocks());
+    while let Polled::Got(_) = q.poll_batch(&mut out, 256) {}
+    assert_eq!(out, (0..10_000).collect::<Vec<_>>());
+    assert_eq!(lane.blocks(), 2, "the block in use and one spare");
+}
+
 /// `close` reaches the lane: an idle consumer is scheduled once, later
 /// pushes are handed back, what was accepted is still drained.
 #[test]

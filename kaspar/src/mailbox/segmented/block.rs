@@ -7,7 +7,7 @@ use std::ptr;
 
 use crossbeam_utils::CachePadded;
 
-use crate::base::sync::{AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
+use crate::base::sync::{AtomicBool, AtomicPtr, AtomicUsize, Ordering, UnsafeCell};
 
 /// Positions per lap: the slots of one block and its end marker. Small
 /// under loom, so that models of a few messages cross blocks.
@@ -48,14 +48,28 @@ impl<T> Block<T> {
 }
 
 /// A Treiber stack of spent blocks, linked through `next`, on its own
-/// cache line. Pushed by the consumer; popped only by the installer, one
-/// at a time (G5), which is what keeps it free of ABA: the top cannot be
-/// popped and pushed back between a pop's read and its CAS.
-pub(super) struct FreeStack<T>(CachePadded<AtomicPtr<Block<T>>>);
+/// cache line. Pushed by the consumer; popped by one thread at a time
+/// (G5): the installer, or the consumer giving spare blocks back
+/// ([`trim`](Self::trim)). That is what keeps it free of ABA (the top
+/// cannot be popped and pushed back between a pop's read and its CAS) and
+/// lets a trim free what it pops: no pop is halfway through a block it
+/// frees.
+pub(super) struct FreeStack<T>(pub(super) CachePadded<Stack<T>>);
+
+pub(super) struct Stack<T> {
+    top: AtomicPtr<Block<T>>,
+    /// Held by the one thread popping (G5). The installer does not wait
+    /// for it: finding it held (by a trim), it allocates a block instead.
+    /// Visible to the queue's unit tests, which hold it by hand.
+    pub(super) popping: AtomicBool,
+}
 
 impl<T> FreeStack<T> {
     pub(super) fn new() -> Self {
-        FreeStack(CachePadded::new(AtomicPtr::new(ptr::null_mut())))
+        FreeStack(CachePadded::new(Stack {
+            top: AtomicPtr::new(ptr::null_mut()),
+            popping: AtomicBool::new(false),
+        }))
     }
 
     /// Pushes `block`.
@@ -63,9 +77,10 @@ impl<T> FreeStack<T> {
     /// # Safety
     ///
     /// `block` came from [`Block::alloc`] and the caller owns it: no other
-    /// thread touches it until a `pop` hands it out.
+    /// thread touches it until a `pop` hands it out. The caller is the
+    /// queue's consumer (G3): no [`trim`](Self::trim) runs meanwhile.
     pub(super) unsafe fn push(&self, block: *mut Block<T>) {
-        let mut top = self.0.load(Ordering::Relaxed);
+        let mut top = self.0.top.load(Ordering::Relaxed);
         loop {
             // SAFETY: ours until the CAS publishes it (the contract).
             unsafe { (*block).next.store(top, Ordering::Relaxed) };
@@ -73,6 +88,7 @@ impl<T> FreeStack<T> {
             // happen-before the installer that pops it.
             match self
                 .0
+                .top
                 .compare_exchange_weak(top, block, Ordering::Release, Ordering::Relaxed)
             {
                 Ok(_) => return,
@@ -82,35 +98,103 @@ impl<T> FreeStack<T> {
     }
 
     /// Takes a block off the stack, with `next` reset to null, or `None`
-    /// if it is empty.
+    /// if it is empty or a [`trim`](Self::trim) holds it (the caller
+    /// allocates instead of waiting).
     ///
     /// # Safety
     ///
-    /// No other `pop` runs at the same time (G5), and blocks on the stack
-    /// stay allocated (G4).
+    /// Called by the installer, of which there is one at a time (G5), and
+    /// blocks on the stack stay allocated until a trim, which cannot run
+    /// while this holds `popping` (G4).
     pub(super) unsafe fn pop(&self) -> Option<*mut Block<T>> {
-        let mut top = self.0.load(Ordering::Acquire);
-        while !top.is_null() {
-            // SAFETY: live (G4), and `top` stays on the stack with this
-            // `next` until our CAS, since nobody else pops (G5).
+        // Acquire: a trim's frees, and its cut of the list, happen-before
+        // our reads of what it left. A compare-and-swap, not a swap: it
+        // writes nothing when the flag is held (and loom models a swap
+        // racing a store wrongly: tokio-rs/loom#254, which a swap here
+        // ran into, leaving the flag set in a history no CPU allows).
+        if self
+            .0
+            .popping
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return None;
+        }
+        let mut top = self.0.top.load(Ordering::Acquire);
+        let popped = loop {
+            if top.is_null() {
+                break None;
+            }
+            // SAFETY: live (G4: no trim while we hold `popping`), and
+            // `top` stays on the stack with this `next` until our CAS,
+            // since nobody else pops (G5).
             let next = unsafe { (*top).next.load(Ordering::Relaxed) };
             match self
                 .0
+                .top
                 .compare_exchange_weak(top, next, Ordering::Acquire, Ordering::Acquire)
             {
                 Ok(_) => {
                     // SAFETY: popped: ours alone until we publish it.
                     unsafe { (*top).next.store(ptr::null_mut(), Ordering::Relaxed) };
-                    return Some(top);
+                    break Some(top);
                 }
                 Err(actual) => top = actual,
             }
+        };
+        // Release: our reads of the stack's blocks happen-before a trim
+        // that frees them.
+        self.0.popping.store(false, Ordering::Release);
+        popped
+    }
+
+    /// Frees every block on the stack after the first `keep`; returns how
+    /// many it freed. Frees none if the installer is popping (it returns
+    /// at once rather than wait for it).
+    ///
+    /// # Safety
+    ///
+    /// The caller is the queue's consumer (G3), so no `push` runs
+    /// meanwhile; holding `popping`, it is the one popper (G5). Blocks on
+    /// the stack came from [`Block::alloc`] and no producer touches them
+    /// (G4), so they are the caller's to free.
+    pub(super) unsafe fn trim(&self, keep: usize) -> usize {
+        if self
+            .0
+            .popping
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return 0;
         }
-        None
+        let mut link = &self.0.top;
+        for _ in 0..keep {
+            let b = link.load(Ordering::Relaxed);
+            if b.is_null() {
+                break;
+            }
+            // SAFETY: on the stack, so live; ours while we hold `popping`.
+            link = unsafe { &(*b).next };
+        }
+        let mut cut = link.swap(ptr::null_mut(), Ordering::Relaxed);
+        let mut freed = 0;
+        while !cut.is_null() {
+            // SAFETY: cut off the stack above, so no thread can reach it
+            // any more (the contract), and not freed yet.
+            let next = unsafe { (*cut).next.load(Ordering::Relaxed) };
+            // SAFETY: as above, and made by `Block::alloc`
+            // (`Box::into_raw`); each block is visited once.
+            drop(unsafe { Box::from_raw(cut) });
+            cut = next;
+            freed += 1;
+        }
+        // Release: the cut happens-before the next pop.
+        self.0.popping.store(false, Ordering::Release);
+        freed
     }
 
     /// The top block, for `Drop` to walk the stack.
     pub(super) fn top(&mut self) -> *mut Block<T> {
-        self.0.load(Ordering::Relaxed)
+        self.0.top.load(Ordering::Relaxed)
     }
 }

@@ -26,10 +26,12 @@
 //!
 //! The free stack is what makes the steady state allocate nothing: a block
 //! is allocated only when the stack is empty, i.e. when more messages are
-//! queued than every block allocated so far can hold, and is never freed
-//! before the queue is. Like `BQueue`'s overflow, a mailbox keeps room for
-//! its largest backlog. The stack is LIFO, so the block reused next is the
-//! one the consumer just left, still warm in its cache.
+//! queued than every block allocated so far can hold. Like `BQueue`'s
+//! overflow, a mailbox keeps room for its largest backlog, unless its
+//! consumer gives the spare blocks back ([`trim`](SegmentedMpsc::trim):
+//! a pooled actor's mailbox does when the actor goes idle). The stack is
+//! LIFO, so the block reused next is the one the consumer just left,
+//! still warm in its cache.
 //!
 //! As in [`LockFreeMpsc`](super::LockFreeMpsc), `tail.index` carries the
 //! flags `SLEEPING` and `CLOSED` in its low bits: the reservation that
@@ -47,17 +49,21 @@
 //!   block's earlier laps are other positions' and never match.
 //! * **G3 (single consumer).** The head position and block, and every read
 //!   of a slot's value, are touched only while holding `consuming`.
-//! * **G4 (live blocks).** A block is freed only by `Drop`. A producer
+//! * **G4 (live blocks).** A block is freed only by `Drop`, or, while on
+//!   the free stack, by the consumer's trim (which holds G5's pop). A producer
 //!   dereferences a block only after its CAS reserved a slot in it, and is
 //!   done with it once it stores that slot's stamp; the installer links
 //!   `next` before it writes its own (last) slot. So when the consumer has
 //!   taken a block's last slot, no producer will touch that block again
 //!   and the consumer owns it, to push on the free stack.
-//! * **G5 (one popper).** Only the installer pops the free stack, and
-//!   installers are serialised: the next one can reserve only after this
-//!   one moved the index past the lap's end. With a single popper a
-//!   Treiber stack has no ABA: the top cannot be popped and pushed back
-//!   between the popper's read and its CAS.
+//! * **G5 (one popper).** The free stack is popped by one thread at a
+//!   time, which holds its `popping` flag: the installer (installers are
+//!   serialised: the next one can reserve only after this one moved the
+//!   index past the lap's end), or the consumer trimming, which the
+//!   installer does not wait for (it allocates instead). With a single
+//!   popper a Treiber stack has no ABA: the top cannot be popped and
+//!   pushed back between the popper's read and its CAS; and a trim frees
+//!   no block a pop is reading.
 //! * **S5 (one position space).** As in `LockFreeMpsc`: positions wrap at
 //!   `POS_MASK + 1`, a multiple of `LAP`, and every sum and difference is
 //!   masked. A stale stamp could match only if a block went unused for the
@@ -83,6 +89,10 @@ use block::{Block, FreeStack, BLOCK_CAP, LAP};
 const SLEEPING: usize = 1;
 /// `close` was called; no reservation succeeds any more.
 const CLOSED: usize = 2;
+/// Spare blocks a pooled consumer's queue keeps at least when it goes idle
+/// ([`SegmentedMpsc::trim`]): the one its next install takes, so that
+/// messages trickling in allocate nothing.
+pub(crate) const KEEP_SPARE: usize = 1;
 /// `tail.index >> SHIFT` is the next position to reserve.
 const SHIFT: u32 = 2;
 /// Positions wrap at `POS_MASK + 1` (S5).
@@ -136,6 +146,9 @@ struct Head<T> {
     /// Set by `close` after it set `CLOSED` in `tail.index`: what a
     /// polling consumer reads instead of the producers' line.
     closed: AtomicBool,
+    /// Spare blocks a pooled consumer keeps when it goes idle: those it
+    /// was made with (its capacity), and at least [`KEEP_SPARE`].
+    keep: usize,
 }
 
 /// An unbounded lock-free queue of recycled blocks: one compare-and-swap
@@ -146,7 +159,7 @@ pub struct SegmentedMpsc<T> {
     head: CachePadded<Head<T>>,
     /// Spent blocks, for the installer to reuse (G5).
     free: FreeStack<T>,
-    /// Blocks allocated so far (all of them live until `Drop`).
+    /// Blocks the queue holds: allocated, and not given back by a trim.
     blocks: AtomicUsize,
     pub(super) wake: Wake,
 }
@@ -191,7 +204,9 @@ impl<T> Drop for Draining<'_, T> {
 impl<T> SegmentedMpsc<T> {
     /// An empty queue with room for `capacity` messages allocated up front
     /// (rounded up to whole blocks of 31, at least one block); it grows by
-    /// a block whenever more are queued at once, and keeps what it grew.
+    /// a block whenever more are queued at once, and keeps what it grew,
+    /// unless its consumer is pooled: that one gives back what it grew
+    /// beyond `capacity` (and a spare block) each time it goes idle.
     pub fn new(capacity: usize) -> Self {
         Self::starting_at(0, capacity)
     }
@@ -212,6 +227,10 @@ impl<T> SegmentedMpsc<T> {
                 block: UnsafeCell::new(first),
                 consuming: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
+                keep: capacity
+                    .div_ceil(BLOCK_CAP)
+                    .saturating_sub(1)
+                    .max(KEEP_SPARE),
             }),
             free: FreeStack::new(),
             blocks: AtomicUsize::new(1),
@@ -407,6 +426,10 @@ impl<T> SegmentedMpsc<T> {
         if t & CLOSED != 0 {
             return Polled::Closed;
         }
+        // About to go idle: an idle pooled actor does not keep the room a
+        // backlog took beyond what it was made with. Before `SLEEPING`,
+        // while no push can schedule the next activation.
+        self.trim_held(&at, self.head.keep);
         // AcqRel: the next reservation's CAS reads this bit (and so takes
         // the duty to schedule).
         match self
@@ -551,10 +574,53 @@ impl<T> SegmentedMpsc<T> {
         !self.published(&at)
     }
 
-    /// Blocks allocated so far, each of room for 31 messages: none is
-    /// freed before the queue is.
+    /// Blocks the queue holds, each of room for 31 messages: those in use
+    /// and the spare ones it keeps for its next backlog (all it ever
+    /// allocated, unless [`trim`](Self::trim) gave some back).
     pub fn blocks(&self) -> usize {
         self.blocks.load(Ordering::Relaxed)
+    }
+
+    /// Gives back (frees) the spare blocks beyond `keep`: room a past
+    /// backlog left, which the queue otherwise keeps for the next one.
+    /// Returns how many it freed. A pooled consumer does this itself each
+    /// time it finds the queue empty and goes idle (`poll_batch`), keeping
+    /// the spare blocks the queue was made with (its capacity's), and at
+    /// least one.
+    ///
+    /// For the consumer's thread, between drains (it waits for a drain
+    /// that is running). It frees nothing while a producer is taking a
+    /// spare block (that producer does not wait for it either), and the
+    /// next backlog deeper than what is left allocates again.
+    pub fn trim(&self, keep: usize) -> usize {
+        // G3: the consumer side, so no push to the free stack and no other
+        // trim meanwhile.
+        let at = self.consume();
+        self.trim_held(&at, keep)
+    }
+
+    /// [`trim`](Self::trim) by the holder of `consuming` (`_at`), with
+    /// nothing to do unless the queue holds more blocks than the one in use
+    /// and `keep` spare ones: one load on every idle pooled consumer's way
+    /// out. (Between drains the consumer's block is the producers' too, or
+    /// an install is under way and holds one more: the count overstates
+    /// the spares by at most that one, and the trim finds out.)
+    #[inline(always)]
+    fn trim_held(&self, _at: &Draining<'_, T>, keep: usize) -> usize {
+        if self.blocks.load(Ordering::Relaxed) <= keep + 1 {
+            return 0;
+        }
+        self.trim_spares(keep)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn trim_spares(&self, keep: usize) -> usize {
+        // SAFETY: called by the holder of `consuming` (`trim_held`), and
+        // blocks on the free stack are the consumer's once spent (G4).
+        let freed = unsafe { self.free.trim(keep) };
+        self.blocks.fetch_sub(freed, Ordering::Relaxed);
+        freed
     }
 
     /// Times a push (or `close`) found the consumer asleep and woke it.

@@ -56,6 +56,78 @@ fn a_backlog_no_deeper_than_before_allocates_no_block() {
     assert_eq!(out, (0..16 * BLOCK_CAP).collect::<Vec<_>>());
 }
 
+/// A trim frees the spare blocks beyond what it keeps, and the queue goes
+/// on in order: the next backlog takes the kept spare, then allocates.
+#[test]
+fn a_trim_gives_back_spare_blocks_and_the_queue_goes_on() {
+    let q = SegmentedMpsc::new(0);
+    let mut out = Vec::new();
+    let mut next = 0..;
+    for _ in 0..10 * BLOCK_CAP {
+        q.push(next.next().unwrap()).unwrap();
+    }
+    assert_eq!(q.blocks(), 11);
+    assert_eq!(q.try_pop_batch(&mut out, usize::MAX), 10 * BLOCK_CAP);
+    // Ten spent blocks on the stack, the eleventh in use.
+    assert_eq!(q.trim(1), 9);
+    assert_eq!(q.blocks(), 2);
+    assert_eq!(q.trim(1), 0, "nothing more to give back");
+    for _ in 0..3 * BLOCK_CAP {
+        q.push(next.next().unwrap()).unwrap();
+    }
+    // Three installs: the spare, then two new blocks.
+    assert_eq!(q.blocks(), 4);
+    assert_eq!(q.try_pop_batch(&mut out, usize::MAX), 3 * BLOCK_CAP);
+    assert_eq!(q.trim(0), 3, "keeping none, every spent block goes");
+    assert_eq!(q.blocks(), 1);
+    q.push(next.next().unwrap()).unwrap();
+    q.try_pop_batch(&mut out, usize::MAX);
+    assert_eq!(out, (0..13 * BLOCK_CAP + 1).collect::<Vec<_>>());
+}
+
+/// A pooled consumer that finds the queue empty gives back what a backlog
+/// grew beyond the queue's capacity, keeping at least one spare block.
+#[test]
+fn a_pooled_consumer_going_idle_keeps_its_capacity_and_no_more() {
+    for (capacity, kept) in [(0, 2), (BLOCK_CAP, 2), (3 * BLOCK_CAP, 3)] {
+        let q = SegmentedMpsc::new(capacity);
+        let mut out = Vec::new();
+        for i in 0..10 * BLOCK_CAP {
+            q.push(i).unwrap();
+        }
+        assert!(q.blocks() >= 11);
+        while let Polled::Got(_) = q.poll_batch(&mut out, 64) {}
+        assert_eq!(out.len(), 10 * BLOCK_CAP);
+        assert_eq!(q.blocks(), kept, "capacity {capacity}");
+    }
+}
+
+/// A trim does not wait for an installer that is taking a spare block,
+/// nor the installer for a trim: whichever holds the stack, the other
+/// gets out of its way (frees nothing, or allocates).
+#[test]
+fn a_trim_and_an_install_never_wait_for_each_other() {
+    let q = SegmentedMpsc::new(0);
+    let mut out = Vec::new();
+    for i in 0..3 * BLOCK_CAP {
+        q.push(i).unwrap();
+    }
+    q.try_pop_batch(&mut out, usize::MAX);
+    // As if the installer were popping.
+    q.free.0.popping.store(true, Ordering::Relaxed);
+    assert_eq!(q.trim(0), 0);
+    q.free.0.popping.store(false, Ordering::Relaxed);
+    // As if a trim held the stack: the install allocates.
+    let before = q.blocks();
+    q.free.0.popping.store(true, Ordering::Relaxed);
+    for i in 0..BLOCK_CAP {
+        q.push(i).unwrap();
+    }
+    q.free.0.popping.store(false, Ordering::Relaxed);
+    assert_eq!(q.blocks(), before + 1);
+    assert_eq!(q.trim(0), 3);
+}
+
 /// The lingering consumer's look agrees with what a drain would find, at
 /// every offset of a block and across a block's end.
 #[test]

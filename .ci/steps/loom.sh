@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Loom models of the lock-free ring, the sharded queue, the batched drain's
+# Loom models of the lock-free ring, the sharded queue, the segmented queue
+# (its installs against a consumer that frees spare blocks), the batched drain's
 # wakeup, the pool's depot, the actor lock's owner/bump protocol, ask's
 # reply slot (wake-up, drop race, recycling) and the reply ports' push
 # (two first routes to one sink racing), and the runtime's state

@@ -8,42 +8,18 @@
 //!
 //! One test function: the count is process-wide.
 
-use std::alloc::{GlobalAlloc, Layout, System as Sys};
-use std::sync::atomic::{AtomicIsize, Ordering::Relaxed};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
 use kaspar::{MailboxKind, PoolConfig, SystemConfig};
 
-/// Forwards to the system allocator and keeps the bytes live.
-struct Live;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards to the system allocator unchanged; only counts bytes.
-unsafe impl GlobalAlloc for Live {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { Sys.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { Sys.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { Sys.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "support/live_bytes.rs"]
+mod live_bytes;
+use live_bytes::live;
 
 #[global_allocator]
-static GLOBAL: Live = Live;
+static GLOBAL: live_bytes::Live = live_bytes::Live;
 
 pub struct Hold(Receiver<()>);
 pub struct Tell(u64);
@@ -79,10 +55,6 @@ const BACKLOG: u64 = 10_000;
 /// spare block (31 slots of 32 bytes here) and change. The backlog itself
 /// takes about 330 KB.
 const KEPT: isize = 4 * 1024;
-
-fn live() -> isize {
-    LIVE.load(Relaxed)
-}
 
 /// The heap once what an idle actor's activation frees on its way out has
 /// been freed: the lowest count seen over a few milliseconds.

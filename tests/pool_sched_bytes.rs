@@ -24,38 +24,16 @@
 //! After a message it also keeps a one-slot buffer, 24 bytes here, and
 //! stays within the budget.
 
-use std::alloc::{GlobalAlloc, Layout, System as Sys};
-use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use kaspar::prelude::*;
 use kaspar::{PoolConfig, SystemConfig};
 
-/// Forwards to the system allocator and keeps the bytes live.
-struct Live;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards to the system allocator unchanged; only counts bytes.
-unsafe impl GlobalAlloc for Live {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { Sys.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { Sys.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { Sys.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "support/live_bytes.rs"]
+mod live_bytes;
 
 #[global_allocator]
-static GLOBAL: Live = Live;
+static GLOBAL: live_bytes::Live = live_bytes::Live;
 
 #[actor]
 pub struct Idle {
@@ -98,10 +76,10 @@ fn settled(started: usize) -> isize {
     while STARTED.load(Relaxed) < started && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    let mut last = LIVE.load(Relaxed);
+    let mut last = live_bytes::live();
     loop {
         std::thread::sleep(std::time::Duration::from_millis(10));
-        let now = LIVE.load(Relaxed);
+        let now = live_bytes::live();
         if now == last || std::time::Instant::now() > deadline {
             return now;
         }
@@ -120,7 +98,7 @@ fn an_idle_pooled_actor_holds_no_thread_and_at_most_512_bytes_beyond_its_state()
     assert_eq!(first.ask(1).unwrap().wait().unwrap(), 1);
     let count = 8192;
     let mut addrs = Vec::with_capacity(count);
-    let before = LIVE.load(Relaxed);
+    let before = live_bytes::live();
     for _ in 0..count {
         addrs.push(system.spawn(Idle { n: 0 }).pooled().start());
     }
@@ -143,7 +121,7 @@ fn an_idle_pooled_actor_holds_no_thread_and_at_most_512_bytes_beyond_its_state()
     for a in &addrs {
         assert_eq!(a.ask(1).unwrap().wait().unwrap(), 2);
     }
-    let used = (LIVE.load(Relaxed) - before) as usize / count;
+    let used = (live_bytes::live() - before) as usize / count;
     eprintln!("after a message each, idle again: {used} heap bytes per actor");
     // It keeps one buffer between activations, which its mailbox and its
     // batch trade: one slot after one message (24 bytes here; 128 when
@@ -157,7 +135,7 @@ fn an_idle_pooled_actor_holds_no_thread_and_at_most_512_bytes_beyond_its_state()
         "{used} bytes per actor after a message (budget {BUDGET} beyond the state)"
     );
     // A burst is given back when the actor goes idle again.
-    let settled = LIVE.load(Relaxed);
+    let settled = live_bytes::live();
     for i in 0..10_000 {
         addrs[0].send(i).unwrap();
     }
@@ -166,10 +144,10 @@ fn an_idle_pooled_actor_holds_no_thread_and_at_most_512_bytes_beyond_its_state()
     // mailbox empty and the actor goes idle: just after the reply, on the
     // worker's thread, so this thread may look before that.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    let mut kept = LIVE.load(Relaxed) - settled;
+    let mut kept = live_bytes::live() - settled;
     while kept >= 1024 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(1));
-        kept = LIVE.load(Relaxed) - settled;
+        kept = live_bytes::live() - settled;
     }
     eprintln!("after a burst of 10,000: {kept} bytes kept");
     assert!(kept < 1024, "a burst's room was kept: {kept} bytes");

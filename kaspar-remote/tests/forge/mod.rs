@@ -129,17 +129,8 @@ impl<R: LinkRx> Forger<R> {
         correlation: u64,
         body: &B,
     ) -> u64 {
-        let bytes = forge(
-            kind,
-            target,
-            wire_id,
-            correlation,
-            self.session,
-            self.seq,
-            body,
-        );
-        self.seq += 1;
-        push(tx, &bytes);
+        let body = postcard::to_allocvec(body).unwrap();
+        self.send_bytes(tx, kind, target, wire_id, correlation, &body);
         correlation
     }
 

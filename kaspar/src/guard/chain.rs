@@ -271,10 +271,14 @@ impl ThreadState {
     }
 
     /// Whether `home`, the home id a thread-bound actor recorded
-    /// (`ActorCell::bind_home`), is this thread's: the check on entry.
+    /// (`ActorCell::bind_home`), is this thread's: the check on entry. A
+    /// thread that has no id yet is nobody's home (binding gives the home
+    /// thread its id first), and an actor whose home is 0 has none: so the
+    /// check gives no id out, and a thread that only tries to enter a
+    /// thread-bound actor uses none up.
     #[inline(always)]
     pub(crate) fn is_home(&self, home: u32) -> bool {
-        home == self.home_id()
+        home != 0 && home == self.home.get()
     }
 
     #[cold]

@@ -318,6 +318,31 @@ fn home_ids_are_never_reused_by_later_threads() {
     assert!(!seen.contains(&here));
 }
 
+/// The entry check gives no home id out: a thread without one is nobody's
+/// home, and no thread is the home of an actor whose home is 0 (not
+/// started, stopped, or not thread-bound).
+#[test]
+fn the_home_check_refuses_without_giving_out_an_id() {
+    std::thread::spawn(|| {
+        let t = chain::this_thread();
+        let other = std::thread::spawn(|| chain::this_thread().home_id())
+            .join()
+            .unwrap();
+        assert!(!t.is_home(0) && !t.is_home(other), "no id yet");
+        let later = std::thread::spawn(|| chain::this_thread().home_id())
+            .join()
+            .unwrap();
+        // Ids are handed out in order: had the checks above given this
+        // thread its id, it would come before `later`'s.
+        let own = t.home_id();
+        assert!(own > later, "the check gave out {own}, before {later}");
+        assert!(t.is_home(own));
+        assert!(!t.is_home(0), "an actor with no home is nobody's");
+    })
+    .join()
+    .unwrap();
+}
+
 #[test]
 fn the_home_id_counter_stops_instead_of_wrapping() {
     let next = std::sync::atomic::AtomicU32::new(u32::MAX - 2);

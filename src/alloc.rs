@@ -1,8 +1,9 @@
-//! A global allocator that counts allocations, for tests that prove a path
-//! allocates nothing.
+//! Global allocators for tests: [`Counting`] counts allocations, for tests
+//! that prove a path allocates nothing; [`Live`] counts the heap bytes
+//! live, for tests that hold a memory figure exactly.
 //!
-//! This module only defines the type: a test binary that measures installs
-//! it itself, so that no other binary linking this crate pays for the
+//! This module only defines the types: a test binary that measures installs
+//! one itself, so that no other binary linking this crate pays for the
 //! count:
 //!
 //! ```
@@ -23,7 +24,7 @@
 //! another test running at the same time would allocate into it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicIsize, AtomicU64, Ordering::Relaxed};
 
 /// Forwards to the system allocator and counts `alloc` and `realloc` calls.
 pub struct Counting;
@@ -49,6 +50,36 @@ unsafe impl GlobalAlloc for Counting {
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// Forwards to the system allocator and keeps the count of bytes live.
+pub struct Live;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+/// Heap bytes allocated and not yet freed so far, process-wide; always 0
+/// unless [`Live`] is the global allocator.
+pub fn live_bytes() -> isize {
+    LIVE.load(Relaxed)
+}
+
+// SAFETY: forwards to the system allocator unchanged; only counts bytes.
+unsafe impl GlobalAlloc for Live {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Relaxed);
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(new_size as isize - layout.size() as isize, Relaxed);
         // SAFETY: same contract as ours.
         unsafe { System.realloc(ptr, layout, new_size) }
     }

@@ -14,12 +14,10 @@ use std::time::{Duration, Instant};
 use kaspar::prelude::*;
 use kaspar::{MailboxKind, PoolConfig, SystemConfig};
 
-#[path = "support/live_bytes.rs"]
-mod live_bytes;
-use live_bytes::live;
+use kaspar_suite::alloc::{live_bytes as live, Live};
 
 #[global_allocator]
-static GLOBAL: live_bytes::Live = live_bytes::Live;
+static GLOBAL: Live = Live;
 
 pub struct Hold(Receiver<()>);
 pub struct Tell(u64);

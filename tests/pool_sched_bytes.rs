@@ -29,11 +29,10 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use kaspar::prelude::*;
 use kaspar::{PoolConfig, SystemConfig};
 
-#[path = "support/live_bytes.rs"]
-mod live_bytes;
+use kaspar_suite::alloc::{live_bytes, Live};
 
 #[global_allocator]
-static GLOBAL: live_bytes::Live = live_bytes::Live;
+static GLOBAL: Live = Live;
 
 #[actor]
 pub struct Idle {
@@ -76,10 +75,10 @@ fn settled(started: usize) -> isize {
     while STARTED.load(Relaxed) < started && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    let mut last = live_bytes::live();
+    let mut last = live_bytes();
     loop {
         std::thread::sleep(std::time::Duration::from_millis(10));
-        let now = live_bytes::live();
+        let now = live_bytes();
         if now == last || std::time::Instant::now() > deadline {
             return now;
         }
@@ -98,7 +97,7 @@ fn an_idle_pooled_actor_holds_no_thread_and_at_most_512_bytes_beyond_its_state()
     assert_eq!(first.ask(1).unwrap().wait().unwrap(), 1);
     let count = 8192;
     let mut addrs = Vec::with_capacity(count);
-    let before = live_bytes::live();
+    let before = live_bytes();
     for _ in 0..count {
         addrs.push(system.spawn(Idle { n: 0 }).pooled().start());
     }
@@ -121,7 +120,7 @@ fn an_idle_pooled_actor_holds_no_thread_and_at_most_512_bytes_beyond_its_state()
     for a in &addrs {
         assert_eq!(a.ask(1).unwrap().wait().unwrap(), 2);
     }
-    let used = (live_bytes::live() - before) as usize / count;
+    let used = (live_bytes() - before) as usize / count;
     eprintln!("after a message each, idle again: {used} heap bytes per actor");
     // It keeps one buffer between activations, which its mailbox and its
     // batch trade: one slot after one message (24 bytes here; 128 when
@@ -135,7 +134,7 @@ fn an_idle_pooled_actor_holds_no_thread_and_at_most_512_bytes_beyond_its_state()
         "{used} bytes per actor after a message (budget {BUDGET} beyond the state)"
     );
     // A burst is given back when the actor goes idle again.
-    let settled = live_bytes::live();
+    let settled = live_bytes();
     for i in 0..10_000 {
         addrs[0].send(i).unwrap();
     }
@@ -144,10 +143,10 @@ fn an_idle_pooled_actor_holds_no_thread_and_at_most_512_bytes_beyond_its_state()
     // mailbox empty and the actor goes idle: just after the reply, on the
     // worker's thread, so this thread may look before that.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    let mut kept = live_bytes::live() - settled;
+    let mut kept = live_bytes() - settled;
     while kept >= 1024 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(1));
-        kept = live_bytes::live() - settled;
+        kept = live_bytes() - settled;
     }
     eprintln!("after a burst of 10,000: {kept} bytes kept");
     assert!(kept < 1024, "a burst's room was kept: {kept} bytes");

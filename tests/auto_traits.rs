@@ -44,6 +44,16 @@ assert_impl_all!(VirtualClock: Send, Sync, Clone);
 assert_impl_all!(Pooled<[u8; 64]>: Send, Sync);
 assert_not_impl_any!(Pooled<std::rc::Rc<u8>>: Send, Sync);
 assert_not_impl_any!(Pooled<std::cell::Cell<u8>>: Sync);
+// A message as a mailbox stores it (packed, its tag in the route's word)
+// crosses threads exactly when each handler's message and reply may.
+type Stored<M, R> = kaspar::__private::Packed<
+    (),
+    kaspar::__private::Cons<(u64, u64), kaspar::__private::Cons<(M, R), kaspar::__private::Nil>>,
+>;
+assert_impl_all!(Stored<String, ()>: Send);
+assert_not_impl_any!(Stored<std::rc::Rc<u8>, ()>: Send, Sync);
+assert_not_impl_any!(Stored<(), std::rc::Rc<u8>>: Send, Sync);
+assert_not_impl_any!(Stored<(), ()>: Sync);
 // A simulation runs on the thread that drives it.
 assert_not_impl_any!(Simulation<Solo>: Send, Sync);
 

@@ -645,6 +645,9 @@ pub mod __loom {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::actor::ctx::Ctx;
+    pub use crate::actor::packed::{
+        At, Cons, Either, Handlers, Nil, Packed, Packing, Serves, S, Z,
+    };
     pub use crate::actor::traits::{
         exclusive_ref, shared_ref, AccessMode, AccessRef, Actor, ActorConfig, ActorState,
         AnyThread, Exclusive, ExclusiveMode, Handler, NoMessage, OwnThread, Shared,

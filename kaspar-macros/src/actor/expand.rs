@@ -157,6 +157,13 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         )
     };
 
+    let (packed_item, packing) = super::packed::packing(
+        &message_enum,
+        cfgs.iter().any(|c| !c.is_empty()),
+        phantom_by_value.as_ref(),
+        (&class_of, &dispatch),
+    );
+
     let hook = |name: &str, h: &HookModel| -> TokenStream {
         let fn_name = Ident::new(name, Span::call_site());
         let method = &h.method;
@@ -187,6 +194,8 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
         impl #impl_generics #p::Actor for #self_ty #assumes_state {
             type Msg = #enum_ty;
             const CLASSES: &'static [&'static str] = &[#(#class_names),*];
+
+            #packing
 
             #[inline]
             fn class_of(msg: &Self::Msg) -> #p::ClassId {
@@ -286,6 +295,7 @@ pub(super) fn impl_block(model: &ActorImpl) -> TokenStream {
     let message_enum = &message_enum.definition;
     quote! {
         #message_enum
+        #packed_item
         #state_impl
         #actor_impl
         #( #handler_impls )*

@@ -13,6 +13,7 @@ mod expand;
 mod message;
 mod model;
 mod options;
+mod packed;
 mod parse;
 mod remote;
 mod validate;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::actor::addr::Addr;
 use crate::actor::cell::ActorCell;
 use crate::actor::traits::{Actor, Handler};
+use crate::base::ids::ClassId;
 use crate::base::stats::Rare;
 use crate::error::Target;
 use crate::failure::dead_letters::{DeadLetter, DeadLetterReason, DeadLetters, LetterBox};
@@ -48,8 +49,13 @@ impl DeadLetters {
 
 /// The handler class name of a queued envelope.
 pub(crate) fn class_name<A: Actor>(msg: &A::Msg) -> &'static str {
+    name_of_class::<A>(A::class_of(msg))
+}
+
+/// The name of `A`'s handler class `class`.
+pub(crate) fn name_of_class<A: Actor>(class: ClassId) -> &'static str {
     A::CLASSES
-        .get(A::class_of(msg).index() as usize)
+        .get(class.index() as usize)
         .copied()
         .unwrap_or("?")
 }
@@ -112,7 +118,7 @@ pub(crate) fn drain_closed<A: Actor>(cell: &ActorCell<A>, reason: DeadLetterReas
             let msg = msg.into_msg();
             // A message's destructor may panic; dead letters drop it
             // quietly, and nothing else here runs user code.
-            cell.sup.dead.post_queued(cell, msg, reason);
+            cell.sup.dead.post_queued(cell, msg.load(), reason);
         }
     }
 }

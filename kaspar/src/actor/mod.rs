@@ -20,6 +20,7 @@ pub(crate) mod instance;
 pub(crate) mod letters;
 #[cfg(any(feature = "metrics", feature = "console"))]
 pub(crate) mod observe;
+pub(crate) mod packed;
 pub(crate) mod restart;
 // Spans per handled message (feature `tracing`); without it, only the
 // queue element alias.

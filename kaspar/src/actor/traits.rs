@@ -6,6 +6,7 @@
 //! [`Actor`] and one [`Handler<M>`] per `#[handler(M)]` method.
 
 use crate::actor::ctx::Ctx;
+use crate::actor::packed::Packing;
 use crate::base::ids::ClassId;
 use crate::mailbox::MailboxKind;
 use crate::reply::ReplyTo;
@@ -182,8 +183,34 @@ pub trait ActorState:
 )]
 pub trait Actor: ActorConfig {
     /// The generated message enum: one variant per handler, each carrying
-    /// the message and where its reply goes. Mailboxes store it inline.
+    /// the message and where its reply goes. Mailboxes store it inline
+    /// (an actor's own mailbox as [`Packed`](Actor::Packed)).
     type Msg: Send + 'static;
+
+    /// The message as the actor's own mailbox stores it: for an actor
+    /// with two or more handlers, a newtype of
+    /// [`Packed`](crate::__private::Packed), the enum without its tag word
+    /// (the tag rides in the reply route's); otherwise the enum itself.
+    #[doc(hidden)]
+    type Packed: Packing<Self::Msg>;
+
+    /// The message in its stored form.
+    #[doc(hidden)]
+    fn pack(msg: Self::Msg) -> Self::Packed;
+
+    /// The message [`pack`](Actor::pack) stored.
+    #[doc(hidden)]
+    fn unpack(packed: Self::Packed) -> Self::Msg;
+
+    /// [`class_of`](Actor::class_of) a stored message (a packed one's
+    /// tag), without unpacking it.
+    #[doc(hidden)]
+    fn class_of_packed(packed: &Self::Packed) -> ClassId;
+
+    /// [`dispatch`](Actor::dispatch) of a stored message, without
+    /// rebuilding the enum first.
+    #[doc(hidden)]
+    fn dispatch_packed(this: AccessRef<'_, Self>, packed: Self::Packed, ctx: &mut Ctx<'_, Self>);
 
     /// Handler names by [`ClassId`] index, for error messages.
     const CLASSES: &'static [&'static str];

@@ -17,6 +17,7 @@ use std::time::Instant;
 
 use crate::actor::cell::{ActorCell, Entered, Held, STOPPED, TIMED, VACANT};
 use crate::actor::ctx::Ctx;
+use crate::actor::packed::{Parcel, Stored};
 use crate::actor::traits::Actor;
 use crate::actor::{letters, restart, trace};
 use crate::base::ids::ClassId;
@@ -71,7 +72,7 @@ pub(crate) fn run<A: Actor>(cell: Arc<ActorCell<A>>, config: LoopConfig, init: I
     // waits for this thread (the deadlock detector's view).
     let _consuming = cell.lock().consuming(chain::thread_token());
     let thread_bound = init.thread_bound;
-    let mut batch: Vec<A::Msg> = Vec::new();
+    let mut batch: Vec<Stored<A>> = Vec::new();
     let served = catch_unwind(AssertUnwindSafe(|| {
         serve_until_closed(&cell, config, init, &mut batch);
         let held = cell.hold();
@@ -102,7 +103,7 @@ fn serve_until_closed<A: Actor>(
     cell: &Arc<ActorCell<A>>,
     config: LoopConfig,
     init: Init<A>,
-    batch: &mut Vec<A::Msg>,
+    batch: &mut Vec<Stored<A>>,
 ) {
     if let Some(build) = init.build {
         // SAFETY: the spawner handed this lock over to this thread before
@@ -143,7 +144,7 @@ fn serve_until_closed<A: Actor>(
 /// accepted go to dead letters, the mailbox's reserved slots included.
 #[cold]
 #[inline(never)]
-pub(crate) fn die<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>) {
+pub(crate) fn die<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<Stored<A>>) {
     cell.stats.shared.bump(Rare::Panics);
     // Sends are refused (and hand their message back) from here on.
     cell.inbox.close();
@@ -162,7 +163,7 @@ pub(crate) fn die<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>) {
         quietly(|| {
             cell.sup
                 .dead
-                .post_queued(cell, msg, DeadLetterReason::Stopped)
+                .post_queued(cell, msg.load(), DeadLetterReason::Stopped)
         });
     }
     letters::drain_closed(cell, DeadLetterReason::Stopped);
@@ -225,14 +226,14 @@ pub(crate) fn start_under<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>) {
 
 /// Handles one queued message under `held`, seeding the chain with it.
 #[inline]
-pub(crate) fn serve_one<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg) {
+pub(crate) fn serve_one<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: impl Parcel<A>) {
     // Every message served takes its cause, whether it is handled or not.
     #[cfg(feature = "tracing")]
     let _arrival = trace::arrive();
     let flags = cell.flags();
     if flags != 0 || cell.sup.dead.is_abandoned() {
         if let Some(reason) = restart::before_queued(cell, held) {
-            cell.sup.dead.post_queued(cell, msg, reason);
+            cell.sup.dead.post_queued(cell, msg.into_msg(), reason);
             return;
         }
         if flags & TIMED != 0 {
@@ -246,7 +247,7 @@ pub(crate) fn serve_one<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg
 /// timed, from entry to the reply handed to its route.
 #[cold]
 #[inline(never)]
-fn serve_timed<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg) {
+fn serve_timed<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: impl Parcel<A>) {
     let start = Instant::now();
     let class = handle_queued(cell, held, msg);
     if let Some(latency) = cell.stats.latency.get() {
@@ -257,8 +258,12 @@ fn serve_timed<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg)
 
 /// Enters for `msg`, runs its handler, routes its reply; returns its class.
 #[inline(always)]
-fn handle_queued<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Msg) -> ClassId {
-    let class = A::class_of(&msg);
+fn handle_queued<A: Actor>(
+    cell: &Arc<ActorCell<A>>,
+    held: &Held<'_>,
+    msg: impl Parcel<A>,
+) -> ClassId {
+    let class = msg.class();
     let mut entered = cell.enter_held(held, class);
     #[cfg(feature = "tracing")]
     let _span = trace::queued(cell, class);
@@ -272,27 +277,28 @@ fn handle_queued<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, msg: A::Ms
 /// Runs `msg`'s handler under `entered` and routes its reply; a panic
 /// unwinds to the caller's `catch_unwind`.
 #[inline(always)]
-fn dispatch<A: Actor>(cell: &Arc<ActorCell<A>>, entered: &mut Entered<'_, A>, msg: A::Msg) {
+fn dispatch<A: Actor>(cell: &Arc<ActorCell<A>>, entered: &mut Entered<'_, A>, msg: impl Parcel<A>) {
     let mut ctx = Ctx::new(cell);
     // The simulator's view of the step, and its injected panic.
     #[cfg(feature = "sim")]
     crate::base::sim_watch::handling(
         || cell.target(),
-        crate::actor::letters::class_name::<A>(&msg),
+        crate::actor::letters::name_of_class::<A>(msg.class()),
         false,
     );
-    A::dispatch(entered.access(), msg, &mut ctx)
+    msg.dispatch(entered.access(), &mut ctx)
 }
 
 /// [`serve`] for one message that came alone (a pooled drain's lone
 /// message, `Mailbox::poll`): under one hold of the lock, as a batch of one.
 #[inline]
-pub(crate) fn serve_lone<A: Actor>(cell: &Arc<ActorCell<A>>, msg: A::Msg) {
+pub(crate) fn serve_lone<A: Actor>(cell: &Arc<ActorCell<A>>, msg: Stored<A>) {
     let held = cell.hold();
     serve_one(cell, &held, msg);
 }
 
-/// Handles a drained batch under one lock acquisition.
+/// Handles a batch drained from the actor's own mailbox (messages as it
+/// stores them, [`Actor::pack`]ed) under one lock acquisition.
 ///
 /// A message leaves `batch` only as it is served: should anything unwind
 /// mid-batch, the messages not yet served are still in `batch` (in
@@ -300,7 +306,7 @@ pub(crate) fn serve_lone<A: Actor>(cell: &Arc<ActorCell<A>>, msg: A::Msg) {
 /// iterator would drop them during the unwind, where a destructor that
 /// panics aborts the process.)
 #[inline]
-pub(crate) fn serve<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>) {
+pub(crate) fn serve<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<Stored<A>>) {
     let mut held = cell.hold();
     if batch.len() == 1 {
         // The common case of a pop-one mailbox, or a consumer that keeps
@@ -334,14 +340,14 @@ pub(crate) fn serve<A: Actor>(cell: &Arc<ActorCell<A>>, batch: &mut Vec<A::Msg>)
 /// [`serve_one`]: its span covers the handler and what supervision does
 /// after a panic.
 #[inline]
-fn serve_run<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, batch: &mut Vec<A::Msg>) {
+fn serve_run<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, batch: &mut Vec<Stored<A>>) {
     let Some(msg) = batch.pop() else {
         return;
     };
     if cfg!(feature = "tracing") || !ordinary(cell) {
         return serve_one(cell, held, msg);
     }
-    let mut class = A::class_of(&msg);
+    let mut class = msg.class();
     let mut entered = cell.enter_held(held, class);
     let run = catch_unwind(AssertUnwindSafe(|| {
         let mut msg = msg;
@@ -353,7 +359,7 @@ fn serve_run<A: Actor>(cell: &Arc<ActorCell<A>>, held: &Held<'_>, batch: &mut Ve
             let Some(next) = batch.pop() else {
                 return;
             };
-            class = A::class_of(&next);
+            class = next.class();
             entered.next_message(class);
             msg = next;
         }

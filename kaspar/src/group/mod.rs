@@ -53,6 +53,7 @@ use crate::actor::cell::{ActorCell, Held, STOPPED};
 use crate::actor::instance::Instance;
 #[cfg(any(feature = "metrics", feature = "console"))]
 use crate::actor::observe::Observed;
+use crate::actor::packed::Plain;
 use crate::actor::trace::{self, Queued};
 use crate::actor::traits::Actor;
 use crate::base::clock::Clock;
@@ -344,7 +345,7 @@ impl GroupHold<'_> {
     /// Handles one queued message of `member`.
     #[inline]
     pub fn serve<A: Actor>(&self, member: &Addr<A>, msg: A::Msg) {
-        run_loop::serve_one(&member.cell, &self.held, msg);
+        run_loop::serve_one(&member.cell, &self.held, Plain(msg));
     }
 
     /// Runs `member`'s `started` hook.

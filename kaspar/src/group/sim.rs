@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::actor::addr::Addr;
 use crate::actor::cell::ActorCell;
 use crate::actor::instance::Instance;
+use crate::actor::packed::Stored;
 use crate::actor::traits::{Actor, Handler};
 use crate::base::clock::{Clock, Time, VirtualClock};
 #[cfg(feature = "journal")]
@@ -140,7 +141,7 @@ impl<G: GroupSpec> Simulation<G> {
             run_loop::start_under(&cell, &cell.hold());
         }
         let drained = Arc::clone(&cell);
-        let mut batch: Vec<A::Msg> = Vec::with_capacity(MAX_BATCH);
+        let mut batch: Vec<Stored<A>> = Vec::with_capacity(MAX_BATCH);
         self.outside.push(Box::new(move || {
             let mailbox = drained.inbox.own().expect("outside actors own a mailbox");
             let mailbox = crate::actor::trace::consumer(mailbox);

@@ -8,8 +8,11 @@
 //! pushes it: one indirect call through the sink's vtable, then the group
 //! queue's own `push`; nothing is allocated.
 //!
-//! The inbox is generic over the message type only, not over the actor, so
-//! the mailbox layer knows nothing about actors.
+//! The inbox is generic over how messages are stored ([`Stores`]), not
+//! over the actor, so the mailbox layer knows nothing about actors. A
+//! standalone actor's own mailbox stores its messages packed (without the
+//! enum's tag word, `actor::packed`); a group's sink takes them as they
+//! are, to wrap them into the group's enum.
 
 use std::sync::Arc;
 
@@ -50,23 +53,37 @@ pub(crate) trait GroupSink<M>: Send + Sync {
     fn rejects_when_full(&self) -> bool;
 }
 
+/// What an inbox is pushed, and what its own mailbox stores of it.
+pub(crate) trait Stores {
+    /// A pushed message.
+    type Msg;
+    /// A message as the inbox's own mailbox holds it.
+    type Stored;
+    /// `msg` as the own mailbox stores it.
+    fn store(msg: Self::Msg) -> Self::Stored;
+    /// The message [`store`](Self::store) made `stored` of.
+    fn load(stored: Self::Stored) -> Self::Msg;
+}
+
 // The mailbox stays inline: boxing it would add a pointer chase to every
 // send to a standalone actor, and a cell is allocated once per actor.
 #[allow(clippy::large_enum_variant)]
-pub(crate) enum Inbox<M> {
-    Own(Mailbox<M>),
+pub(crate) enum Inbox<K: Stores> {
+    Own(Mailbox<K::Stored>),
     Group {
-        sink: Arc<dyn GroupSink<M>>,
+        sink: Arc<dyn GroupSink<K::Msg>>,
         /// This member stopped accepting (`Ctx::stop`, or the group closed).
         closed: AtomicBool,
     },
 }
 
-impl<M> Inbox<M> {
+impl<K: Stores> Inbox<K> {
     #[inline(always)]
-    pub(crate) fn push(&self, msg: M, watch: Watch<'_>) -> Result<usize, SendError<M>> {
+    pub(crate) fn push(&self, msg: K::Msg, watch: Watch<'_>) -> Result<usize, SendError<K::Msg>> {
         match self {
-            Inbox::Own(mailbox) => mailbox.push_watched(msg, watch),
+            Inbox::Own(mailbox) => mailbox
+                .push_watched(K::store(msg), watch)
+                .map_err(|e| e.map(K::load)),
             Inbox::Group { sink, closed } => {
                 if closed.load(Ordering::Acquire) {
                     Err(SendError::closed(msg))
@@ -84,9 +101,9 @@ impl<M> Inbox<M> {
     /// hold the others' back.
     /// `timer` is the timer's tag (see [`timer_tag`](Self::timer_tag)), 0
     /// for a standalone actor's.
-    pub(crate) fn push_timer(&self, msg: M, timer: u64) -> Result<usize, SendError<M>> {
+    pub(crate) fn push_timer(&self, msg: K::Msg, timer: u64) -> Result<usize, SendError<K::Msg>> {
         match self {
-            Inbox::Own(mailbox) => push_now(mailbox, msg),
+            Inbox::Own(mailbox) => push_now(mailbox, K::store(msg)).map_err(|e| e.map(K::load)),
             Inbox::Group { sink, closed } => {
                 if closed.load(Ordering::Acquire) {
                     Err(SendError::closed(msg))
@@ -104,7 +121,7 @@ impl<M> Inbox<M> {
     }
 
     /// The group sink, for a group member; `None` for a standalone actor.
-    pub(crate) fn group_sink(&self) -> Option<&dyn GroupSink<M>> {
+    pub(crate) fn group_sink(&self) -> Option<&dyn GroupSink<K::Msg>> {
         match self {
             Inbox::Own(_) => None,
             Inbox::Group { sink, .. } => Some(&**sink),
@@ -143,7 +160,7 @@ impl<M> Inbox<M> {
     }
 
     /// The actor's own mailbox; `None` for a group member.
-    pub(crate) fn own(&self) -> Option<&Mailbox<M>> {
+    pub(crate) fn own(&self) -> Option<&Mailbox<K::Stored>> {
         match self {
             Inbox::Own(mailbox) => Some(mailbox),
             Inbox::Group { .. } => None,

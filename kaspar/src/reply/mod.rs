@@ -170,6 +170,28 @@ impl<R> ReplyTo<R> {
         }
     }
 
+    /// The route as a bare pointer (null for nobody), for a packed
+    /// message's word (`actor::packed`); [`from_raw`](Self::from_raw)
+    /// takes it back.
+    #[inline(always)]
+    pub(crate) fn into_raw(self) -> *mut () {
+        self.route.map_or(std::ptr::null_mut(), Route::into_raw)
+    }
+
+    /// The route [`into_raw`](Self::into_raw) gave up.
+    ///
+    /// # Safety
+    ///
+    /// `raw` came from `into_raw` of a `ReplyTo<R>`, this `R`, and is taken
+    /// back once.
+    #[inline(always)]
+    pub(crate) unsafe fn from_raw(raw: *mut ()) -> Self {
+        ReplyTo {
+            // SAFETY: the caller's contract, passed on.
+            route: std::ptr::NonNull::new(raw).map(|word| unsafe { Route::from_raw(word) }),
+        }
+    }
+
     /// Routes the handler's return value. Called by generated dispatch code.
     #[doc(hidden)]
     #[inline]

@@ -1,9 +1,12 @@
 //! A reply's route in one word: a tagged pointer.
 //!
 //! Every queued message carries a route, so its size is part of every
-//! mailbox slot's: one word makes a `u64` message's envelope 16 bytes
-//! for an actor with one handler and 24 with several (a tag word), where
-//! a fat pointer made them 24 and 32. The word is one of:
+//! mailbox slot's: one word makes a `u64` message's enum 16 bytes for an
+//! actor with one handler and 24 with several (a tag word), where a fat
+//! pointer made them 24 and 32; an actor's own mailbox stores 16 bytes
+//! for both, the handler's tag in the word's top bits while the message
+//! is queued (`actor::packed`, which gives the word back untouched
+//! through `into_raw` and `from_raw`). The word is one of:
 //!
 //! - an asker's slot: `Arc::into_raw` of its `Arc<Slot<R>>`, low bit clear;
 //!   the route owns that strong count;
@@ -78,6 +81,27 @@ impl<R> Route<R> {
         let () = Self::ALIGNED;
         Route {
             word: port.cast::<()>().map_addr(|a| a | PORT),
+            _owns: PhantomData,
+        }
+    }
+
+    /// The word, given up: [`from_raw`](Self::from_raw) takes the route
+    /// back.
+    #[inline(always)]
+    pub(crate) fn into_raw(self) -> *mut () {
+        ManuallyDrop::new(self).word.as_ptr()
+    }
+
+    /// The route [`into_raw`](Self::into_raw) gave up.
+    ///
+    /// # Safety
+    ///
+    /// `word` came from `into_raw` of a `Route<R>`, this `R`, and is taken
+    /// back once (it owns what that route owned).
+    #[inline(always)]
+    pub(crate) unsafe fn from_raw(word: NonNull<()>) -> Self {
+        Route {
+            word,
             _owns: PhantomData,
         }
     }

@@ -40,6 +40,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::actor::instance::Instance;
+use crate::actor::packed::ActorInbox;
 use crate::actor::trace::Queued;
 use crate::actor::traits::{Actor, ActorConfig};
 use crate::base::clock::Clock;
@@ -54,7 +55,6 @@ use crate::failure::supervision::Supervisor;
 use crate::guard::chain::{self, CallChain, CyclePolicy, FrameHead, FrameNames};
 use crate::guard::deadlock::{self, WaitEdge, WaitKind, WaitOn};
 use crate::guard::lock::ActorLock;
-use crate::mailbox::inbox::Inbox;
 
 /// Why an entry was refused. The operation turns it into its own error.
 pub(crate) enum Refusal {
@@ -162,7 +162,7 @@ pub(crate) struct ActorCell<A: Actor> {
     #[cfg(feature = "console")]
     pub(crate) edges: crate::actor::edges::Edges,
     // Band 3.
-    pub(crate) inbox: Inbox<Queued<A::Msg>>,
+    pub(crate) inbox: ActorInbox<A>,
     // Band 4.
     /// Read by the run loop for every message (are dead letters
     /// abandoned?), so kept a line from what pushes write.
@@ -218,7 +218,7 @@ impl<A: Actor> ActorCell<A> {
         actor: A,
         lock: Arc<ActorLock>,
         policy: CyclePolicy,
-        inbox: Inbox<Queued<A::Msg>>,
+        inbox: ActorInbox<A>,
         clock: Clock,
         dead: DeadLetters,
         instance: Instance,
@@ -235,7 +235,7 @@ impl<A: Actor> ActorCell<A> {
     pub(crate) fn vacant(
         lock: Arc<ActorLock>,
         policy: CyclePolicy,
-        inbox: Inbox<Queued<A::Msg>>,
+        inbox: ActorInbox<A>,
         clock: Clock,
         dead: DeadLetters,
         instance: Instance,
@@ -247,7 +247,7 @@ impl<A: Actor> ActorCell<A> {
         actor: Option<A>,
         lock: Arc<ActorLock>,
         policy: CyclePolicy,
-        inbox: Inbox<Queued<A::Msg>>,
+        inbox: ActorInbox<A>,
         clock: Clock,
         dead: DeadLetters,
         instance: Instance,

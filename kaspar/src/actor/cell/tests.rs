@@ -4,6 +4,7 @@
 use super::*;
 use crate::base::ids::ClassId;
 use crate::guard::lock::Wait;
+use crate::mailbox::inbox::Inbox;
 use crate::mailbox::{Mailbox, MailboxKind};
 
 pub struct Ping;
@@ -359,7 +360,7 @@ fn the_home_id_counter_stops_instead_of_wrapping() {
 fn compact_offsets() -> (usize, usize, usize) {
     use crate::mailbox::{Mailbox, MailboxKind};
     use std::mem::offset_of;
-    let inbox = Inbox::<Queued<Ping>>::Own(Mailbox::new(MailboxKind::Compact));
+    let inbox = ActorInbox::<Counter>::Own(Mailbox::new(MailboxKind::Compact));
     let Inbox::Own(Mailbox::Compact(queue)) = &inbox else {
         unreachable!("made as a compact mailbox")
     };
@@ -380,7 +381,7 @@ fn what_the_lock_holder_writes_is_a_cache_line_away_from_what_senders_touch() {
     // The end of what a push writes in the pooled default mailbox, and
     // where its consumer's half starts (band 3).
     let (_, pushes_end, consumer) = compact_offsets();
-    let inbox_end = offset_of!(Cell, inbox) + size_of::<Inbox<Queued<Ping>>>();
+    let inbox_end = offset_of!(Cell, inbox) + size_of::<ActorInbox<Counter>>();
     // What every handled message writes (band 4).
     let holder = offset_of!(Cell, locked).min(offset_of!(Cell, state));
     let senders_last = (high_water + 7).max(pushes_end - 1);
@@ -391,8 +392,8 @@ fn what_the_lock_holder_writes_is_a_cache_line_away_from_what_senders_touch() {
     );
     // The enums around the queue keep their tag in its padding's niche.
     assert_eq!(
-        size_of::<Inbox<Queued<Ping>>>(),
-        size_of::<crate::mailbox::CompactMpsc<Queued<Ping>>>(),
+        size_of::<ActorInbox<Counter>>(),
+        size_of::<crate::mailbox::CompactMpsc<Queued<crate::actor::packed::Stored<Counter>>>>(),
         "the inbox costs no word beyond its compact queue"
     );
     // Nothing in the cell asks for more than a word's alignment: no

@@ -30,6 +30,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::actor::cell::ActorCell;
+use crate::actor::packed::{Plain, Stored};
 use crate::actor::restart::handler_panics_here;
 use crate::actor::traits::Actor;
 use crate::base::clock::{Clock, Time};
@@ -301,12 +302,24 @@ impl<M> FlightRecorder<M> {
     /// runs it (`serve` is told whether it is the batch's first); dumps
     /// when a handler panicked on this thread meanwhile.
     #[inline]
-    pub(crate) fn serve_batch(&self, batch: &mut Vec<M>, mut serve: impl FnMut(M, bool)) {
+    pub(crate) fn serve_batch(&self, batch: &mut Vec<M>, serve: impl FnMut(M, bool)) {
+        self.serve_stored(batch, |msg| msg, serve);
+    }
+
+    /// [`serve_batch`](Self::serve_batch) of a batch as a mailbox stores
+    /// it, each message `load`ed before it is recorded.
+    #[inline]
+    pub(crate) fn serve_stored<S>(
+        &self,
+        batch: &mut Vec<S>,
+        load: impl Fn(S) -> M,
+        mut serve: impl FnMut(M, bool),
+    ) {
         let mut first = true;
         // One clock read per batch: a read costs more than the rest of a
         // record together (tens of nanoseconds, more on a VM).
         let mut stamp = None;
-        while let Some(msg) = batch.pop() {
+        while let Some(msg) = batch.pop().map(&load) {
             self.record(&msg, &mut stamp);
             let panics = handler_panics_here();
             serve(msg, first);
@@ -322,15 +335,15 @@ impl<M> FlightRecorder<M> {
 pub(crate) fn serve_recorded<A: Actor>(
     cell: &Arc<ActorCell<A>>,
     flight: &FlightRecorder<A::Msg>,
-    batch: &mut Vec<A::Msg>,
+    batch: &mut Vec<Stored<A>>,
 ) {
     let mut held = cell.hold();
     batch.reverse();
-    flight.serve_batch(batch, |msg, first| {
+    flight.serve_stored(batch, Stored::load, |msg, first| {
         if !first {
             held.bump(|| cell.target());
         }
-        run_loop::serve_one(cell, &held, msg);
+        run_loop::serve_one(cell, &held, Plain(msg));
     });
 }
 

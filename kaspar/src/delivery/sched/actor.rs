@@ -15,6 +15,7 @@ use std::sync::{Arc, Weak};
 use super::carried::Carried;
 use super::{worker, Member, Runnable, Shared, Task};
 use crate::actor::cell::{ActorCell, Held, STOPPED};
+use crate::actor::packed::Stored;
 use crate::actor::trace;
 use crate::actor::traits::{Actor, ActorConfig};
 use crate::base::ids;
@@ -48,7 +49,7 @@ struct Run<A: Actor> {
     /// it is spent once, and inline it would stay in every idle actor.
     init: Option<Box<Init<A>>>,
     /// Reused by every activation: allocated on the first message.
-    batch: Vec<A::Msg>,
+    batch: Vec<Stored<A>>,
     /// Its slot in the pool's member list, or [`LEFT`] once the actor
     /// stopped and left the pool (a stale schedule then finds nothing to
     /// do). This and `max_batch` are `u32`s kept here, in the room a

@@ -1,5 +1,6 @@
 //! How an actor's own mailbox stores its messages: the `Actor` impl's
-//! `Packed` type and its `pack` and `unpack`.
+//! `Packed` type, `pack` and `unpack` between it and the enum, and the
+//! class and dispatch of a message in that form.
 //!
 //! With two or more handlers the enum spends a word on its tag; the
 //! runtime's `Packed<Enum, Handlers>` keeps the tag in the reply route's
@@ -23,8 +24,10 @@ use super::message::MessageEnum;
 const MOST_PACKED: usize = 32;
 
 /// How an `Actor` impl stores its messages: the item that declares the
-/// packed form, if any, and the impl's `Packed` type, `pack` and
-/// `unpack`. `configured`: a handler carries a `#[cfg]`.
+/// packed form, if any, and the impl's `Packed` type and the functions
+/// over it. `configured`: a handler carries a `#[cfg]`; `class_of` and
+/// `dispatch` are the bodies of the enum's own, which an actor that
+/// stores the enum reuses.
 ///
 /// The packed form is a hidden newtype beside the enum, not the runtime's
 /// `Packed<..>` itself: an `Actor` impl is public, so its `Packed` type

@@ -121,7 +121,15 @@ impl Wake {
     pub(super) fn wake(&self) {
         match self.task.get() {
             Some(task) => {
-                self.parker.unparks.fetch_add(1, Ordering::Relaxed);
+                // A load and a store, not a read-modify-write (one was a
+                // sixteenth of a pooled hop's time): the wakes of a
+                // mailbox take turns. Each is made by the one party whose
+                // read-modify-write of the mailbox's state ended an idle
+                // period, which the consumer began by a release after the
+                // activation this wake's predecessor scheduled; so each
+                // wake's store happens before the next one's load.
+                let unparks = &self.parker.unparks;
+                unparks.store(unparks.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                 task.schedule();
             }
             None => self.parker.unpark(),

@@ -637,7 +637,9 @@ pub mod __loom {
         crate::ReplyTo::shared(sink)
     }
 
-    pub use crate::delivery::sched::model::{Carry, IdleModel, Poll, PooledMailbox, SleepToken};
+    pub use crate::delivery::sched::model::{
+        Carry, IdleModel, Park, Poll, PooledMailbox, SleepToken,
+    };
     pub use crate::delivery::sched::next_slot::NextSlot;
 }
 

@@ -16,13 +16,21 @@
 //!
 //! * no two activations are ever in the carried state together, in any
 //!   interleaving of a producer (two pushes and a close) with two workers;
-//! * every message is handled once, in order, and the close is seen.
+//! * every message is handled once, in order, and the close is seen;
+//! * the actor's hold on itself goes from each activation to the push (or
+//!   close) that ends the idle period it ended in, through the shipped
+//!   slot (`sched::parked`), as `Hook::schedule` and `run` hand it: one
+//!   owner at a time, never lost, never counted twice.
 //!
 //! Take out `Carried::enter`'s wait (C2: enter at once) and every model
 //! fails: loom reports a concurrent mutable access to the state (checked).
+//! Park the hold after the activation instead of before it, and loom
+//! reports the slot's concurrent access (checked).
 #![cfg(loom)]
 
-use kaspar::__loom::{thread_token, Carry, Lock, Poll, PooledMailbox};
+use std::sync::Arc as Hold;
+
+use kaspar::__loom::{thread_token, Carry, Lock, Park, Poll, PooledMailbox};
 use kaspar::mailbox::{MailboxKind, WhenFull};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
@@ -37,32 +45,32 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     builder.check(f);
 }
 
-/// The workers' shared run queue: schedules pending (at most one), and
-/// whether the actor is done.
+/// The workers' shared run queue: the schedule pending (at most one: the
+/// actor's hold on itself, as a pool's run queue holds it), and whether
+/// the actor is done.
 #[derive(Default)]
 struct RunQueue {
-    state: Mutex<(usize, bool)>,
+    state: Mutex<(Option<Hold<()>>, bool)>,
     ready: Condvar,
 }
 
 impl RunQueue {
-    fn schedule(&self) {
+    fn schedule(&self, hold: Hold<()>) {
         let mut state = self.state.lock().unwrap();
-        assert_eq!(state.0, 0, "scheduled twice for one idle period");
-        state.0 += 1;
+        assert!(state.0.is_none(), "scheduled twice for one idle period");
+        state.0 = Some(hold);
         self.ready.notify_one();
     }
 
-    /// Waits for a schedule and takes it; `false` once the actor is done.
-    fn take(&self) -> bool {
+    /// Waits for a schedule and takes it; `None` once the actor is done.
+    fn take(&self) -> Option<Hold<()>> {
         let mut state = self.state.lock().unwrap();
         loop {
-            if state.0 > 0 {
-                state.0 -= 1;
-                return true;
+            if let Some(hold) = state.0.take() {
+                return Some(hold);
             }
             if state.1 {
-                return false;
+                return None;
             }
             state = self.ready.wait(state).unwrap();
         }
@@ -88,18 +96,29 @@ enum Ran {
 }
 
 /// The actor: its mailbox, its lock (whose consumer record the deadlock
-/// detector reads) and what its activations carry.
+/// detector reads), what its activations carry, and the slot its hold on
+/// itself is parked in (shared with the mailbox's hook, as the shipped
+/// hook holds it).
 struct Actor {
     q: PooledMailbox<u8>,
     lock: Lock,
     carry: Carry<State>,
+    park: Arc<Park<()>>,
 }
 
 /// One worker: runs the activations it takes off the run queue.
 fn worker(actor: &Actor, run: &RunQueue) {
-    let Actor { q, lock, carry } = actor;
+    let Actor {
+        q,
+        lock,
+        carry,
+        park,
+    } = actor;
     let me = thread_token();
-    while run.take() {
+    while let Some(hold) = run.take() {
+        // SAFETY: as `run` does: this activation owns the slot until its
+        // mailbox goes idle (P1).
+        unsafe { park.put(hold) };
         // SAFETY: this runs an activation the model's state machine
         // scheduled: the spawn's first, the one the push or close that
         // found the mailbox idle scheduled, or one put back below after
@@ -128,13 +147,22 @@ fn worker(actor: &Actor, run: &RunQueue) {
                 ran
             })
         };
+        if let Ran::Idle = ran {
+            // The hold is the next owner's: not touched again.
+            continue;
+        }
+        // SAFETY: the mailbox did not go idle: the slot is still ours.
+        let hold = unsafe { park.take() }.expect("parked at the start");
         match ran {
-            Ran::Idle => {}
+            Ran::Idle => unreachable!(),
             Ran::Again => {
                 thread::yield_now();
-                run.schedule();
+                run.schedule(hold);
             }
-            Ran::Done => run.done(),
+            Ran::Done => {
+                drop(hold);
+                run.done();
+            }
         }
     }
 }
@@ -142,16 +170,26 @@ fn worker(actor: &Actor, run: &RunQueue) {
 fn two_workers(kind: MailboxKind) {
     model(move || {
         let run = Arc::new(RunQueue::default());
+        let park = Arc::new(Park::default());
         let actor = {
-            let run = Arc::clone(&run);
+            let (run, hooked) = (Arc::clone(&run), Arc::clone(&park));
             Arc::new(Actor {
-                q: PooledMailbox::new(kind, move || run.schedule()),
+                // As `Hook::schedule`: the push or close that ended the
+                // idle period takes the parked hold and schedules it.
+                q: PooledMailbox::new(kind, move || {
+                    // SAFETY: P1: the mailbox calls this from the one
+                    // party that ended the idle period.
+                    let hold = unsafe { hooked.take() };
+                    run.schedule(hold.expect("a hold parked for every idle period"));
+                }),
                 lock: Lock::default(),
                 carry: Carry::new(State::default()),
+                park,
             })
         };
-        // The spawn schedules the first activation.
-        run.schedule();
+        // The spawn schedules the first activation, with a hold of its own.
+        let spawned = Hold::new(());
+        run.schedule(Hold::clone(&spawned));
         let producer = {
             let actor = Arc::clone(&actor);
             thread::spawn(move || {
@@ -170,6 +208,12 @@ fn two_workers(kind: MailboxKind) {
         // SAFETY: both workers have returned: nobody else is in.
         let handled = unsafe { actor.carry.enter(|st| st.handled.clone()) };
         assert_eq!(handled, [1], "the message once");
+        // SAFETY: both workers have returned: the slot is nobody's.
+        assert!(
+            unsafe { actor.park.take() }.is_none(),
+            "the last activation took it back"
+        );
+        assert_eq!(Hold::strong_count(&spawned), 1, "no hold lost or left");
     });
 }
 

@@ -8,11 +8,12 @@
 //! would sleep, the activation sets its mailbox idle and returns.
 
 use std::any::Any;
-use std::mem;
+use std::mem::{self, ManuallyDrop};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use super::carried::Carried;
+use super::parked::Parked;
 use super::{worker, Member, Runnable, Shared, Task};
 use crate::actor::cell::{ActorCell, Held, STOPPED};
 use crate::actor::packed::Stored;
@@ -34,8 +35,11 @@ const LEFT: u32 = u32::MAX;
 /// What a pooled actor's mailbox calls to schedule it, and what its
 /// activations carry from one to the next.
 struct Hook<A: Actor> {
-    /// Weak: the hook lives inside the cell (in its mailbox).
-    cell: Weak<ActorCell<A>>,
+    /// The running activation's hold on the actor, parked for the push
+    /// that ends its next idle period to schedule (`parked`): empty while
+    /// the actor is scheduled, and after it stopped. (A hold kept here
+    /// for good would keep the cell, which holds the hook, for ever.)
+    parked: Parked<ActorCell<A>>,
     pool: Arc<Shared>,
     /// Entered by the running activation. Only one activation is ever
     /// scheduled at a time (module docs of `sched`); the next one can
@@ -64,12 +68,15 @@ struct Run<A: Actor> {
 
 impl<A: Actor> Schedule for Hook<A> {
     fn schedule(&self) {
-        // The producer calling this holds the cell (it is pushing into its
-        // mailbox), so the upgrade succeeds; `close` from the pool's
-        // shutdown holds it through the member list.
-        if let Some(cell) = self.cell.upgrade() {
-            worker::schedule(&self.pool, cell);
-        }
+        // SAFETY: P1 (`parked`): the mailbox calls this from the one push
+        // (or `close`) whose read-modify-write ended the actor's idle
+        // period, which the activation before began after parking its
+        // hold; until this schedules, the slot is this caller's.
+        let hold = unsafe { self.parked.take() };
+        // An idle period is begun only by an activation, and every
+        // activation parks its hold before its first drain.
+        let cell = hold.expect("kaspar: a pooled actor scheduled twice for one idle period");
+        worker::schedule(&self.pool, cell);
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -123,7 +130,7 @@ pub(crate) fn attach<A: Actor>(
         cell.bind_home(&held);
     }
     let hook = Hook {
-        cell: Arc::downgrade(cell),
+        parked: Parked::new(),
         pool: Arc::clone(pool),
         run: Carried::new(Run {
             init: Some(Box::new(init)),
@@ -149,7 +156,17 @@ pub(crate) fn attach<A: Actor>(
 
 impl<A: Actor> Runnable for ActorCell<A> {
     fn run(self: Arc<Self>, budget: usize) -> Option<Task> {
-        let hook = hook_of(&self)?;
+        // The activation reaches the actor through an unowned handle: its
+        // hold is parked in the hook below, for the push that ends the
+        // idle period this activation may end in (`parked`).
+        // SAFETY: made from a live `Arc` and never dropped (`ManuallyDrop`),
+        // it takes no count and gives none back. P2 (`parked`): the actor
+        // outlives this call, through the pool's member list.
+        let this = ManuallyDrop::new(unsafe { Arc::from_raw(Arc::as_ptr(&self)) });
+        let hook = hook_of(&this)?;
+        // SAFETY: P1: this is the activation the state machine started
+        // (below), and its mailbox is not idle before its first drain.
+        unsafe { hook.parked.put(self) };
         // SAFETY: a worker (or a runtime's task, or the simulator) runs
         // this for an activation the state machine scheduled: once per
         // idle period, the first one from `attach`, or put back by the
@@ -159,7 +176,7 @@ impl<A: Actor> Runnable for ActorCell<A> {
                 if run.slot == LEFT {
                     return None;
                 }
-                Some(match activate(&self, &hook.pool, run, budget) {
+                Some(match activate(&this, &hook.pool, run, budget) {
                     Ran::Again => Next::Again,
                     Ran::Idle => {
                         // An idle pooled actor keeps a few slots, not its
@@ -172,13 +189,23 @@ impl<A: Actor> Runnable for ActorCell<A> {
                     Ran::Done => Next::Leave(mem::replace(&mut run.slot, LEFT)),
                 })
             })
-        }?;
+        };
+        let ran = match ran {
+            // The mailbox went idle: the hold is the next owner's now, and
+            // the actor is not this thread's to touch again (P2).
+            Some(Next::Idle) => return None,
+            Some(ran) => ran,
+            None => Next::Idle,
+        };
+        // SAFETY: P1: the mailbox did not go idle, so the slot is still
+        // this activation's.
+        let me = unsafe { hook.parked.take() }.expect("kaspar: parked at the start");
         match ran {
-            Next::Again => Some(self as Task),
+            Next::Again => Some(me as Task),
             Next::Idle => None,
             Next::Leave(slot) => {
-                // Out of the carried state: leaving may drop the last
-                // hold on this actor but ours.
+                // Out of the carried state, with the hold back: leaving
+                // drops the pool's.
                 hook.pool.leave(slot as usize);
                 None
             }

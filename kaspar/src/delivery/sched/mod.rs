@@ -145,6 +145,7 @@ mod members;
 pub(crate) mod model;
 pub(crate) mod monitor;
 pub(crate) mod next_slot;
+mod parked;
 #[cfg(feature = "sim")]
 pub(crate) mod sim;
 mod steal_cost;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::carried::Carried;
 use super::idle::{Idle, Token};
+use super::parked::Parked;
 use crate::error::SendError;
 use crate::mailbox::{Mailbox, MailboxKind, Polled, Schedule};
 
@@ -161,5 +162,42 @@ impl<T> Carry<T> {
     pub unsafe fn enter<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         // SAFETY: the caller's, as above.
         unsafe { self.0.enter(f) }
+    }
+}
+
+/// A pooled actor's parked hold on itself (`sched::parked`).
+pub struct Park<T>(Parked<T>);
+
+impl<T> std::fmt::Debug for Park<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Park")
+    }
+}
+
+impl<T> Default for Park<T> {
+    fn default() -> Self {
+        Park(Parked::new())
+    }
+}
+
+impl<T> Park<T> {
+    /// `Parked::put`.
+    ///
+    /// # Safety
+    ///
+    /// As `Parked::put`: the caller owns the slot (its P1).
+    pub unsafe fn put(&self, hold: Arc<T>) {
+        // SAFETY: the caller's, as above.
+        unsafe { self.0.put(hold) }
+    }
+
+    /// `Parked::take`.
+    ///
+    /// # Safety
+    ///
+    /// As `Parked::take`: the caller owns the slot (its P1).
+    pub unsafe fn take(&self) -> Option<Arc<T>> {
+        // SAFETY: the caller's, as above.
+        unsafe { self.0.take() }
     }
 }

@@ -43,7 +43,10 @@
 //! What the activations carry from one to the next needs no lock for that
 //! reason: the next one waits only for this one's few instructions after
 //! it set the mailbox idle ([`Carried`], modelled by
-//! `tests/loom_carried.rs`).
+//! `tests/loom_carried.rs`). The actor's place on a run queue (an `Arc`)
+//! follows the same turns: each activation parks its own hold in the hook
+//! and the push that ends the idle period schedules that hold, so no hop
+//! moves the reference count (`parked`, in the same model).
 //!
 //! # Workers
 //!

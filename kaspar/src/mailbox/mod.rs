@@ -493,7 +493,7 @@ impl<T> Mailbox<T> {
     /// Whether the consumer is asleep (or committed to sleeping): the next
     /// push wakes it.
     #[cfg(test)]
-    fn consumer_asleep(&self) -> bool {
+    pub(crate) fn consumer_asleep(&self) -> bool {
         match self {
             Mailbox::BQueue(q) => q.consumer_asleep(),
             Mailbox::BQueueBatched(q) => q.consumer_asleep(),

@@ -422,3 +422,60 @@ fn first<A: Actor>(cell: &Arc<ActorCell<A>>, init: Init<A>) {
         run_loop::start_under(cell, &held);
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// Counts what it is told.
+    #[crate::actor]
+    #[derive(Default)]
+    struct Count(u64);
+
+    #[crate::actor]
+    impl Count {
+        #[crate::handler(u64)]
+        fn add(&mut self, k: u64, _ctx: &mut crate::Ctx<Self>) -> u64 {
+            self.0 += k;
+            self.0
+        }
+    }
+
+    /// The holds on a pooled actor are its address's, the pool's member
+    /// list's and its own, which its activations park for the push that
+    /// ends the idle period (`parked`): three whether it runs, waits on a
+    /// run queue or is idle, so no hop moves the count. Taken and given
+    /// back a hop, the count of an idle actor was two.
+    #[test]
+    fn a_pooled_actors_holds_do_not_move_with_its_hops() {
+        let system = crate::System::new();
+        let count = system.spawn(Count::default()).pooled().start();
+        let mailbox = count
+            .cell
+            .inbox
+            .own()
+            .expect("a pooled actor's own mailbox");
+        for k in 1..=5u64 {
+            assert_eq!(count.ask(k).unwrap().wait(), Ok(k * (k + 1) / 2));
+            while !mailbox.consumer_asleep() {
+                std::thread::yield_now();
+            }
+            // Idle, and the activation's tail long done.
+            std::thread::sleep(Duration::from_millis(20));
+            assert_eq!(Arc::strong_count(&count.cell), 3, "after hop {k}");
+        }
+        system.shutdown();
+        // The last activation gives its own hold back as it returns, just
+        // after leaving the pool lets the shutdown go on.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while Arc::strong_count(&count.cell) > 1 && std::time::Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert_eq!(
+            Arc::strong_count(&count.cell),
+            1,
+            "stopped: the pool's hold and its own given back"
+        );
+    }
+}

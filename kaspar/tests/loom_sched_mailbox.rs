@@ -121,12 +121,11 @@ fn drain_as_pooled(
                 Some(0) => {
                     q.inflate();
                 }
-                Some(k) => {
-                    if q.inflate_into(&mut batch, k).is_some_and(|n| n > 0) {
-                        handled.append(&mut batch);
-                        continue;
-                    }
+                Some(k) if q.inflate_into(&mut batch, k).is_some_and(|n| n > 0) => {
+                    handled.append(&mut batch);
+                    continue;
                 }
+                Some(_) => {}
             }
             match q.poll(&mut batch, 2) {
                 Ok(msg) => handled.push(msg),

@@ -190,25 +190,24 @@ impl<A: Actor> Runnable for ActorCell<A> {
                 })
             })
         };
-        let ran = match ran {
+        if let Some(Next::Idle) = ran {
             // The mailbox went idle: the hold is the next owner's now, and
             // the actor is not this thread's to touch again (P2).
-            Some(Next::Idle) => return None,
-            Some(ran) => ran,
-            None => Next::Idle,
-        };
+            return None;
+        }
         // SAFETY: P1: the mailbox did not go idle, so the slot is still
         // this activation's.
         let me = unsafe { hook.parked.take() }.expect("kaspar: parked at the start");
         match ran {
-            Next::Again => Some(me as Task),
-            Next::Idle => None,
-            Next::Leave(slot) => {
+            Some(Next::Again) => Some(me as Task),
+            Some(Next::Leave(slot)) => {
                 // Out of the carried state, with the hold back: leaving
                 // drops the pool's.
                 hook.pool.leave(slot as usize);
                 None
             }
+            // A stale schedule of an actor that has left: its hold goes.
+            Some(Next::Idle) | None => None,
         }
     }
 

@@ -265,11 +265,14 @@ impl<T> Mailbox<T> {
     ///
     /// The two default kinds' pushes (a thread's `Segmented`, one
     /// compare-and-swap and a slot write; a pooled actor's `Compact`, one
-    /// compare-and-swap and one store) are inlined into the sender; the
-    /// other kinds' are left to the compiler. With the whole `match` behind
-    /// one `#[inline]`, the compiler inlined it at some send sites and
-    /// called it at others, and a called push cost a `tell` loop about half
-    /// its rate (`peers`: 57 against 107-114 M messages/s).
+    /// compare-and-swap and one store) are inlined into the sender, each
+    /// by an `#[inline(always)]` of its own; the other kinds' are left to
+    /// the compiler. With the whole `match` behind one `#[inline]`, the
+    /// compiler inlined it at some send sites and called it at others, and
+    /// a called push cost a `tell` loop about half its rate (`peers`: 57
+    /// against 107-114 M messages/s). `Compact`'s own push was a hint too,
+    /// until the compiler stopped taking it (`CompactMpsc::push` says
+    /// what that cost).
     #[inline(always)]
     pub(crate) fn push_watched(&self, msg: T, watch: Watch<'_>) -> Result<usize, SendError<T>> {
         match self {

@@ -247,18 +247,6 @@ impl<T> CompactMpsc<T> {
         }
     }
 
-    /// A push's [`lock`](Self::lock): the lock, or the lane once the queue
-    /// has inflated (C6). Checking for the lane adds no instruction to the
-    /// uninflated push: the bit is tested in the same compare as the
-    /// lock's.
-    #[inline(always)]
-    fn lock_or_lane(&self) -> Result<Held<'_, T>, &SegmentedMpsc<T>> {
-        match self.try_lock_from(self.word.load(Ordering::Relaxed), LOCKED | LANE) {
-            Some(held) => Ok(held),
-            None => self.lock_contended(LOCKED | LANE),
-        }
-    }
-
     /// Takes the lock if the word is still `w` and `w` has none of `busy`
     /// (`LOCKED`, and for a push `LANE`).
     #[inline(always)]
@@ -320,11 +308,31 @@ impl<T> CompactMpsc<T> {
     /// Appends `msg`; returns the length after the push, the spill's
     /// included (as [`len`](Self::len) counts it). Never full: hands the
     /// message back only once closed.
-    #[inline]
+    ///
+    /// Inlined into the sender by `always`, not left to the hint: as
+    /// `#[inline]` the compiler came to call it from a `send` loop, and an
+    /// inflated queue's push was then two calls a message (this one, and
+    /// `lock_contended`, where the lane was found): 16 ns a message in
+    /// the peers' pooled tell where it takes 12 now. The lane is tested
+    /// first, on the word's one load.
+    #[inline(always)]
     pub fn push(&self, msg: T) -> Result<usize, SendError<T>> {
-        let mut held = match self.lock_or_lane() {
-            Ok(held) => held,
-            Err(lane) => return self.push_to_lane(lane, msg),
+        let w = self.word.load(Ordering::Relaxed);
+        if w & LANE != 0 {
+            // Inflated (C6): straight to the lane. A null pointer here
+            // (the bit read, Relaxed, before the pointer's store was
+            // seen) goes the long way: `lock_contended` reads the bit
+            // again with Acquire, which proves the pointer stored.
+            if let Some(lane) = self.lane() {
+                return self.push_to_lane(lane, msg);
+            }
+        }
+        let mut held = match self.try_lock_from(w, LOCKED | LANE) {
+            Some(held) => held,
+            None => match self.lock_contended(LOCKED | LANE) {
+                Ok(held) => held,
+                Err(lane) => return self.push_to_lane(lane, msg),
+            },
         };
         if held.flags & CLOSED != 0 {
             return Err(SendError::closed(msg));

@@ -71,5 +71,6 @@ row "$table5" fast_send_intra_group fast_send_intra_group
 row "$dispatch" tell tell
 row "$dispatch" fast_send_pooled fast_send_pooled
 row "$dispatch" pool_ping_pong pool_ping_pong
+row "$dispatch" pool_tell pool_tell
 echo
 echo "JSON lines: $jsonl"

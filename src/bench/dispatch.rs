@@ -299,6 +299,12 @@ pub fn measure(quick: bool, extended: bool) -> Dispatch {
 /// (warmed by one `ask`, then idle between the calls): `fast_send` takes
 /// the actor's lock wherever the actor runs, and issue #26 holds the two
 /// to one budget. `pool_ping_pong` is [`hop::ping_pong`](super::hop::ping_pong).
+///
+/// `pool_tell` is `tell` to a pooled actor (the default `Compact` queue;
+/// under callgrind, which runs one thread at a time, its consumer stays
+/// behind and the queue never inflates), `pool_segmented_tell` the same
+/// with `MailboxKind::DEFAULT`; see [`pool_tell_rounds`] for their timed
+/// form.
 pub fn callgrind(case: &str, n: u64) {
     let mut fixture = Fixture::new();
     match case {
@@ -318,11 +324,45 @@ pub fn callgrind(case: &str, n: u64) {
             });
         }
         "pool_ping_pong" => super::hop::ping_pong(&fixture.system, n),
+        "pool_tell" | "pool_segmented_tell" => {
+            let spawn = fixture
+                .system
+                .spawn(Target {
+                    state: State { total: 0 },
+                })
+                .pooled();
+            let pooled = if case == "pool_tell" {
+                spawn.start()
+            } else {
+                spawn.mailbox(kaspar::MailboxKind::DEFAULT).start()
+            };
+            pool_tell_rounds(&pooled, n);
+        }
         _ => {
             fixture.run(case, n);
         }
     }
     fixture.system.shutdown();
+}
+
+/// `pool_tell`'s rounds: one by default (`n` tells, as `tell`), or
+/// `KASPAR_PROBE_ROUNDS` of them into the same actor, each printed as ns a
+/// message: a timing probe for a pooled stream. From the second round on
+/// a `pool_tell` actor's queue has inflated into its lane (the first
+/// round's 200,000 are past `STREAM_AFTER`), so the rounds after the
+/// first time the lane's push against `pool_segmented_tell`'s queue.
+fn pool_tell_rounds(target: &Addr<Target>, n: u64) {
+    let rounds: u32 = std::env::var("KASPAR_PROBE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    for _ in 0..rounds {
+        let t = std::time::Instant::now();
+        tell(target, n);
+        if rounds > 1 {
+            println!("{:.2}", t.elapsed().as_nanos() as f64 / n.max(1) as f64);
+        }
+    }
 }
 
 /// `n` sends to `target`, then an ask that returns once every one of them

@@ -347,10 +347,10 @@ pub fn callgrind(case: &str, n: u64) {
 
 /// `pool_tell`'s rounds: one by default (`n` tells, as `tell`), or
 /// `KASPAR_PROBE_ROUNDS` of them into the same actor, each printed as ns a
-/// message: a timing probe for a pooled stream. From the second round on
-/// a `pool_tell` actor's queue has inflated into its lane (the first
-/// round's 200,000 are past `STREAM_AFTER`), so the rounds after the
-/// first time the lane's push against `pool_segmented_tell`'s queue.
+/// message: a timing probe for a pooled stream. A first round of 200,000
+/// that the consumer keeps up with inflates a `pool_tell` actor's queue
+/// into its lane (`STREAM_AFTER`), so the rounds after it time the lane's
+/// push against `pool_segmented_tell`'s queue.
 fn pool_tell_rounds(target: &Addr<Target>, n: u64) {
     let rounds: u32 = std::env::var("KASPAR_PROBE_ROUNDS")
         .ok()

@@ -303,7 +303,7 @@ pub fn measure(quick: bool, extended: bool) -> Dispatch {
 /// `pool_tell` is `tell` to a pooled actor (the default `Compact` queue;
 /// under callgrind, which runs one thread at a time, its consumer stays
 /// behind and the queue never inflates), `pool_segmented_tell` the same
-/// with `MailboxKind::DEFAULT`; see [`pool_tell_rounds`] for their timed
+/// with `MailboxKind::DEFAULT`; see `pool_tell_rounds` for their timed
 /// form.
 pub fn callgrind(case: &str, n: u64) {
     let mut fixture = Fixture::new();

@@ -265,6 +265,10 @@ impl<A: Actor> Asked for ActorCell<A> {
     fn hosted(&self) -> bool {
         self.inbox.hosted()
     }
+
+    fn dedicated(&self) -> bool {
+        self.inbox.dedicated()
+    }
 }
 
 // SAFETY: the ports are a field of the cell: the same every time, and

@@ -177,6 +177,12 @@ impl<K: Stores> Inbox<K> {
         }
     }
 
+    /// Whether the messages here are handled by a thread of the actor's
+    /// own: its own mailbox, with no pooled consumer.
+    pub(crate) fn dedicated(&self) -> bool {
+        matches!(self, Inbox::Own(mailbox) if mailbox.task().is_none())
+    }
+
     /// Whether a synchronous caller may wait for the lock the actor's (or
     /// its group's) first activation has yet to take
     /// ([`Schedule::before_first_wait`](crate::mailbox::Schedule::before_first_wait)).

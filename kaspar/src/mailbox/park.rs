@@ -42,7 +42,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use super::IdleWait;
-use crate::base::backoff::Backoff;
+use crate::base::backoff::{Backoff, Wait};
 use crate::base::sync::{hint, AtomicU64, Condvar, Mutex, Ordering};
 
 /// How a scheduler runs the consumer of a mailbox that holds no thread: a
@@ -197,14 +197,12 @@ pub(super) enum Polls {
     Forever,
 }
 
-// Whether this thread's next `Backoff` wait as a consumer spins fully:
-// whether its last one was over within a full spin phase. A thread
+// Whether this thread's last sleep as a consumer was short. A thread
 // consumes one mailbox (its actor's or its group's run loop), so this is
-// that consumer's history. Not under loom, whose models want the same
-// budget on every wait.
+// that consumer's history, as its `Backoff` budget's (`Wait::Consumer`)
+// is. Not under loom, whose models want the same budget on every wait.
 #[cfg(not(loom))]
 std::thread_local! {
-    static SPIN_FULLY: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
     static SLEPT_SHORT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
@@ -255,26 +253,6 @@ fn slept_short() -> bool {
     SLEPT_SHORT.with(std::cell::Cell::get)
 }
 
-#[cfg(not(loom))]
-#[inline]
-fn spin_fully() -> bool {
-    SPIN_FULLY.with(std::cell::Cell::get)
-}
-
-#[cfg(not(loom))]
-#[inline]
-fn remember(spin_fully: bool) {
-    SPIN_FULLY.with(|s| s.set(spin_fully));
-}
-
-#[cfg(loom)]
-fn spin_fully() -> bool {
-    true
-}
-
-#[cfg(loom)]
-fn remember(_spin_fully: bool) {}
-
 impl Polls {
     /// The budget for `idle`. `Backoff` adapts to the consumer's last
     /// wait: if that one was over within a full spin phase (about 1.4 µs,
@@ -282,18 +260,15 @@ impl Polls {
     /// messages come further apart, or its thread shares a core with the
     /// threads that send them), spin only briefly before yielding
     /// ([`Backoff::brief`]). A brief wait that ends within the time a
-    /// full spin would have taken switches back.
+    /// full spin would have taken switches back, unless one of its yields
+    /// gave the core to another thread ([`Backoff::habitual`]).
     ///
     /// And after a short sleep ([`SHORT_SLEEP`]), the budget is followed by
     /// yields for that much longer.
     pub(super) fn new(idle: IdleWait) -> Self {
         match idle {
             IdleWait::Backoff => {
-                let backoff = if spin_fully() {
-                    Backoff::new()
-                } else {
-                    Backoff::brief()
-                };
+                let backoff = Backoff::habitual(Wait::Consumer);
                 #[cfg(not(loom))]
                 if slept_short() {
                     return Polls::Awake(backoff, None);
@@ -315,13 +290,13 @@ impl Polls {
         while self.snooze() {
             if ready() {
                 if let Some(b) = self.backoff() {
-                    remember(b.within_full_spin());
+                    b.remember(Wait::Consumer, true);
                 }
                 return true;
             }
         }
-        if self.backoff().is_some() {
-            remember(false);
+        if let Some(b) = self.backoff() {
+            b.remember(Wait::Consumer, false);
         }
         false
     }

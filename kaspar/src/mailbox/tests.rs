@@ -128,6 +128,8 @@ fn a_backoff_consumer_spins_briefly_after_a_wait_longer_than_a_full_spin() {
     use super::park::Polls;
     // A thread of its own: the history is per thread.
     thread::spawn(|| {
+        // No yield gives the core away, until the last case.
+        crate::base::backoff::pretend_yields_take(Some(std::time::Duration::ZERO));
         let is_brief = |p: &Polls| match p {
             Polls::Backoff(b) => b.is_brief(),
             _ => panic!("IdleWait::Backoff polls with a Backoff"),
@@ -162,6 +164,15 @@ fn a_backoff_consumer_spins_briefly_after_a_wait_longer_than_a_full_spin() {
         assert!(is_brief(&Polls::new(IdleWait::Backoff)));
         assert!(!Polls::new(IdleWait::Park).until(|| true));
         assert!(is_brief(&Polls::new(IdleWait::Backoff)));
+        // A brief wait that ends at its fourth poll, as the third did, but
+        // whose one yield gave the core to another thread, stays brief.
+        crate::base::backoff::pretend_yields_take(Some(std::time::Duration::from_micros(2)));
+        let mut polls = 0;
+        assert!(Polls::new(IdleWait::Backoff).until(|| {
+            polls += 1;
+            polls == 4
+        }));
+        assert!(is_brief(&Polls::new(IdleWait::Backoff)), "shares a core");
     })
     .join()
     .unwrap();

@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::base::backoff::Backoff;
+use crate::base::backoff::{Backoff, Wait};
 use crate::base::ids::Target;
 use crate::base::sync::thread;
 use crate::base::sync::{thread_local, Arc};
@@ -211,6 +211,9 @@ pub(crate) trait Asked: Send + Sync {
     /// Whether the actor's messages are handled by tasks of an async
     /// runtime (its pool, or its group's, is hosted on tokio, or simulated).
     fn hosted(&self) -> bool;
+    /// Whether the actor's messages are handled by a thread of its own:
+    /// not a pool's workers, and not a group's run loop.
+    fn dedicated(&self) -> bool;
 }
 
 pub(crate) type AskTarget = std::sync::Arc<dyn Asked>;
@@ -285,9 +288,19 @@ impl<R: Send + 'static> Ask<R> {
     /// `deadline` passes. Polling is not waiting in the deadlock
     /// detector's sense: the wait registers (and may be refused) after
     /// this, before it first sleeps.
+    ///
+    /// The budget is this thread's habit for replies
+    /// ([`Backoff::habitual`]): a brief spin after a wait that outlasted a
+    /// full one or gave the core away, as when the asker and the actor
+    /// share a core and the actor can answer only once the asker yields.
+    /// Asking an actor on a thread of its own, a yield that gave the core
+    /// away ends the polling: the asker sleeps, and the reply's wake-up
+    /// moves it to an idle core if there is one
+    /// ([`Backoff::ending_at_switch`]).
     fn poll_until_ready(&self, deadline: Option<Instant>) {
         let slot = self.slot();
-        let mut backoff = Backoff::new();
+        let dedicated = self.target.as_ref().is_some_and(|t| t.dedicated());
+        let mut backoff = Backoff::habitual(Wait::Reply).ending_at_switch(dedicated);
         let mut checked = false;
         while !slot.is_ready() {
             if !checked && !backoff.is_spinning() {
@@ -299,9 +312,11 @@ impl<R: Send + 'static> Ask<R> {
                 }
             }
             if !backoff.snooze() || deadline.is_some_and(|d| Instant::now() >= d) {
+                backoff.remember(Wait::Reply, false);
                 return;
             }
         }
+        backoff.remember(Wait::Reply, true);
     }
 
     /// The first poll of an awaited `Ask`: polls for the reply through the

@@ -95,6 +95,9 @@ impl Asked for Target {
     fn hosted(&self) -> bool {
         self.1
     }
+    fn dedicated(&self) -> bool {
+        !self.1
+    }
 }
 
 /// Counts its wake-ups.
@@ -198,4 +201,65 @@ fn a_timed_out_wait_takes_its_thread_back_and_the_handle_still_answers() {
     assert!(!asked.slot().has_waiter(), "no waiter left behind");
     reply_to.deliver(Reply(3));
     assert_eq!(asked.wait_timeout(Duration::from_secs(5)), Ok(Reply(3)));
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "Miri's budget has no shorter spin phase to switch to")]
+fn a_wait_that_outlasts_its_budget_makes_the_threads_next_ask_spin_briefly() {
+    use crate::base::backoff::{pretend_yields_take, Backoff, Wait};
+    // A thread of its own: the habit is per thread.
+    std::thread::spawn(|| {
+        pretend_yields_take(Some(std::time::Duration::ZERO));
+        let full = || !Backoff::habitual(Wait::Reply).is_brief();
+        assert!(full(), "a fresh thread spins fully");
+        // A reply that is in before the wait: still a full spin.
+        let (asked, reply_to) = ask();
+        reply_to.deliver(Reply(1));
+        assert_eq!(asked.wait(), Ok(Reply(1)));
+        assert!(full());
+        // A reply that comes only after the whole budget (the waiter
+        // sleeps for it): the next wait spins briefly.
+        let (asked, reply_to) = ask();
+        let late = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            reply_to.deliver(Reply(2));
+        });
+        assert_eq!(asked.wait(), Ok(Reply(2)));
+        late.join().unwrap();
+        assert!(!full(), "after a wait that outlasted the budget");
+        // One in at the first look of that brief budget: full again.
+        let (asked, reply_to) = ask();
+        reply_to.deliver(Reply(3));
+        assert_eq!(asked.wait(), Ok(Reply(3)));
+        assert!(full(), "caught up within a full spin's time");
+    })
+    .join()
+    .unwrap();
+}
+
+/// An actor that answers an ask, for the target's kind below.
+#[crate::actor]
+#[derive(Default)]
+pub struct Echo;
+
+#[crate::actor]
+impl Echo {
+    #[crate::handler(u32)]
+    fn echo(&mut self, n: u32, _ctx: &mut crate::Ctx<Self>) -> u32 {
+        n
+    }
+}
+
+#[test]
+fn only_an_actor_on_a_thread_of_its_own_is_a_dedicated_ask_target() {
+    // What decides whether a waiting asker sleeps at a yield that gave its
+    // core away (`Backoff::ending_at_switch`).
+    let system = crate::System::new();
+    let threaded = system.spawn(Echo).start();
+    let pooled = system.spawn(Echo).pooled().start();
+    assert!(threaded.cell.dedicated());
+    assert!(!pooled.cell.dedicated(), "a pool's workers run it");
+    assert_eq!(threaded.ask(1).unwrap().wait(), Ok(1));
+    assert_eq!(pooled.ask(2).unwrap().wait(), Ok(2));
+    system.shutdown();
 }

@@ -420,3 +420,17 @@ fn what_the_run_loop_reads_per_message_is_a_cache_line_away_from_what_pushes_wri
         "flags at {flags}, supervision at {sup}, pushes write {pushes_start}..{pushes_end}"
     );
 }
+
+#[test]
+fn only_an_actor_on_a_thread_of_its_own_is_a_dedicated_ask_target() {
+    // What decides whether a waiting asker sleeps at a yield that gave its
+    // core away (`Backoff::ending_at_switch`).
+    let system = crate::System::new();
+    let threaded = system.spawn(Counter { seen: 0 }).start();
+    let pooled = system.spawn(Counter { seen: 0 }).pooled().start();
+    assert!(threaded.cell.inbox.dedicated());
+    assert!(!pooled.cell.inbox.dedicated(), "a pool's workers run it");
+    assert_eq!(threaded.ask(Ping).unwrap().wait(), Ok(()));
+    assert_eq!(pooled.ask(Ping).unwrap().wait(), Ok(()));
+    system.shutdown();
+}

@@ -236,30 +236,3 @@ fn a_wait_that_outlasts_its_budget_makes_the_threads_next_ask_spin_briefly() {
     .join()
     .unwrap();
 }
-
-/// An actor that answers an ask, for the target's kind below.
-#[crate::actor]
-#[derive(Default)]
-pub struct Echo;
-
-#[crate::actor]
-impl Echo {
-    #[crate::handler(u32)]
-    fn echo(&mut self, n: u32, _ctx: &mut crate::Ctx<Self>) -> u32 {
-        n
-    }
-}
-
-#[test]
-fn only_an_actor_on_a_thread_of_its_own_is_a_dedicated_ask_target() {
-    // What decides whether a waiting asker sleeps at a yield that gave its
-    // core away (`Backoff::ending_at_switch`).
-    let system = crate::System::new();
-    let threaded = system.spawn(Echo).start();
-    let pooled = system.spawn(Echo).pooled().start();
-    assert!(threaded.cell.dedicated());
-    assert!(!pooled.cell.dedicated(), "a pool's workers run it");
-    assert_eq!(threaded.ask(1).unwrap().wait(), Ok(1));
-    assert_eq!(pooled.ask(2).unwrap().wait(), Ok(2));
-    system.shutdown();
-}

@@ -36,8 +36,9 @@
 //!   the OS has put them on one core, as it does on the dev VM now and
 //!   then, for milliseconds at a time: every ask costs two switches, and
 //!   each wait's spin before its yield on top (5.5 us an ask with full
-//!   spins, 2.8 with brief ones, against 0.3 on two cores). Yielding never
-//!   moves a thread to the idle core; a wake-up from a sleep does. So an
+//!   spins, 2.8 with brief ones, against 0.3 on two cores). Yielding does
+//!   not ask to move a thread to the idle core; a wake-up from a sleep
+//!   lets the OS place it. So an
 //!   asker waiting for an actor on a thread of its own stops at a yield
 //!   that gave its core away ([`Backoff::ending_at_switch`]): it sleeps,
 //!   and the reply's wake-up puts it where the OS finds room.
@@ -185,7 +186,7 @@ impl Backoff {
     /// reply a wake-up). The asker and every thread's consumer so: the
     /// threaded ask behind in 1 of 63 against 13, but Savina with a thread
     /// per actor, where 100 threads share 2 cores and a consumer's yield
-    /// nearly always switches, 10-30% slower in chameneos and the ring.
+    /// often switches, 10-30% slower in chameneos and the ring.
     pub(crate) fn ending_at_switch(self, ends: bool) -> Self {
         Backoff {
             ends_at_switch: ends,

@@ -38,10 +38,10 @@
 //!   each wait's spin before its yield on top (5.5 us an ask with full
 //!   spins, 2.8 with brief ones, against 0.3 on two cores). Yielding does
 //!   not ask to move a thread to the idle core; a wake-up from a sleep
-//!   lets the OS place it. So an
-//!   asker waiting for an actor on a thread of its own stops at a yield
-//!   that gave its core away ([`Backoff::ending_at_switch`]): it sleeps,
-//!   and the reply's wake-up puts it where the OS finds room.
+//!   lets the OS place it. So an asker waiting for an actor on a thread
+//!   of its own stops at a yield that gave its core away
+//!   ([`Backoff::ending_at_switch`]): it sleeps, and the reply's wake-up
+//!   lets the OS put it where it finds room.
 //! * It goes through [`sync`](super::sync) and has a loom budget of its own
 //!   (see `SPIN_STEPS`), so the loom models explore a waiter that polls
 //!   and then sleeps.

@@ -269,6 +269,10 @@ impl<A: Actor> Asked for ActorCell<A> {
     fn dedicated(&self) -> bool {
         self.inbox.dedicated()
     }
+
+    fn help(&self, cx: &mut std::task::Context<'_>) -> crate::mailbox::Helped {
+        self.inbox.help(cx)
+    }
 }
 
 // SAFETY: the ports are a field of the cell: the same every time, and

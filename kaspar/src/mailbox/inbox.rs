@@ -177,6 +177,15 @@ impl<K: Stores> Inbox<K> {
         }
     }
 
+    /// [`Schedule::help`](crate::mailbox::Schedule::help) of the actor's
+    /// own pooled consumer.
+    pub(crate) fn help(&self, cx: &mut std::task::Context<'_>) -> crate::mailbox::Helped {
+        match self {
+            Inbox::Own(mailbox) => mailbox.help(cx),
+            Inbox::Group { .. } => crate::mailbox::Helped::Nothing,
+        }
+    }
+
     /// Whether the messages here are handled by a thread of the actor's
     /// own: its own mailbox, with no pooled consumer.
     pub(crate) fn dedicated(&self) -> bool {

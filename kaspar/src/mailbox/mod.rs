@@ -122,7 +122,7 @@ mod park;
 mod segmented;
 mod sharded;
 
-pub(crate) use park::{Schedule, TaskSlot};
+pub(crate) use park::{Helped, Schedule, TaskSlot};
 
 pub use batched::BQueueBatched;
 pub use blocking::BQueue;
@@ -340,6 +340,11 @@ impl<T> Mailbox<T> {
     /// an async runtime ([`Schedule::hosted`]).
     pub(crate) fn hosted(&self) -> bool {
         self.task().is_some_and(|t| t.hosted())
+    }
+
+    /// [`Schedule::help`] of a pooled consumer; nothing for a thread's.
+    pub(crate) fn help(&self, cx: &mut std::task::Context<'_>) -> Helped {
+        self.task().map_or(Helped::Nothing, |t| t.help(cx))
     }
 
     /// [`Schedule::before_first_wait`] of a pooled consumer; `true` (wait)

@@ -90,6 +90,10 @@ impl<A: Actor> Schedule for Hook<A> {
     fn before_first_wait(&self, begun: &dyn Fn() -> bool) -> bool {
         self.pool.before_first_wait(begun)
     }
+
+    fn help(&self, cx: &mut std::task::Context<'_>) -> crate::mailbox::Helped {
+        self.pool.help(cx)
+    }
 }
 
 impl<A: Actor> Member for ActorCell<A> {

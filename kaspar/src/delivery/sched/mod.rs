@@ -452,6 +452,17 @@ impl Shared {
         true
     }
 
+    /// [`Schedule::help`](crate::mailbox::Schedule::help) for a member of
+    /// this pool: only a tokio-hosted pool helps (`tokio::help_ask`).
+    pub(crate) fn help(&self, cx: &mut std::task::Context<'_>) -> crate::mailbox::Helped {
+        #[cfg(feature = "tokio")]
+        if let Some(host) = &self.host {
+            return self::tokio::help_ask(self, host, cx);
+        }
+        let _ = cx;
+        crate::mailbox::Helped::Nothing
+    }
+
     /// Whether the workers should leave: closing, and no member left.
     /// Once true, stays true.
     fn exit_now(&self) -> bool {
@@ -503,7 +514,7 @@ impl Shared {
         self.injector.push(task);
         #[cfg(feature = "tokio")]
         if let Some(host) = &self.host {
-            host.wake_one();
+            host.wake_one(&self.injector);
             return;
         }
         self.idle.notify_one();

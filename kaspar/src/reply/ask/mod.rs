@@ -20,6 +20,7 @@ use crate::error::AskError;
 use crate::guard::chain;
 use crate::guard::deadlock::{self, Registered, WaitKind, WaitOn};
 use crate::guard::lock::ActorLock;
+use crate::mailbox::Helped;
 
 mod slot;
 
@@ -214,6 +215,13 @@ pub(crate) trait Asked: Send + Sync {
     /// Whether the actor's messages are handled by a thread of its own:
     /// not a pool's workers, and not a group's run loop.
     fn dedicated(&self) -> bool;
+    /// [`Schedule::help`](crate::mailbox::Schedule::help) of the actor's
+    /// pooled consumer: runs a scheduled activation of its hosted pool
+    /// here, where the pool lets it.
+    fn help(&self, cx: &mut Context<'_>) -> Helped {
+        let _ = cx;
+        Helped::Nothing
+    }
 }
 
 pub(crate) type AskTarget = std::sync::Arc<dyn Asked>;
@@ -319,16 +327,32 @@ impl<R: Send + 'static> Ask<R> {
         backoff.remember(Wait::Reply, true);
     }
 
-    /// The first poll of an awaited `Ask`: polls for the reply through the
-    /// spin phase of [`wait`](Self::wait)'s budget (no yields: a future
-    /// must not give its runtime's thread away), unless no actor answers
-    /// on a thread of its own (none named, as for a remote ask's handle, or
-    /// one whose activations are tasks of an async runtime, which may
-    /// need this thread).
-    fn spin_for_reply(&self) {
-        if self.target.as_ref().is_none_or(|t| t.hosted()) {
-            return;
+    /// What the first poll of an awaited `Ask` does before it looks for
+    /// the reply: spins for it where a thread answers, or helps where the
+    /// activation that answers is a task of an async runtime
+    /// ([`Asked::help`]). Returns whether the poll should yield once before
+    /// it takes the reply: answered, and other activations wait for a
+    /// runner (some perhaps scheduled by the handler the help ran), which
+    /// run first, as they would have had the task waited for a runner.
+    fn first_poll(&self, cx: &mut Context<'_>) -> bool {
+        let Some(target) = &self.target else {
+            return false;
+        };
+        if !target.hosted() {
+            self.spin_for_reply();
+            return false;
         }
+        target.help(cx) == Helped::OthersWait && self.slot().is_ready()
+    }
+
+    /// The first poll of an awaited `Ask` whose actor answers on a thread
+    /// (its own, or a pool's worker): polls for the reply through the
+    /// spin phase of [`wait`](Self::wait)'s budget (no yields: a future
+    /// must not give its runtime's thread away). Not for a handle with no
+    /// actor named (a remote ask's), nor for an actor whose activations
+    /// are tasks of an async runtime, which may need this very thread
+    /// (that one is helped instead: `poll`).
+    fn spin_for_reply(&self) {
         let slot = self.slot();
         let mut backoff = Backoff::new();
         while backoff.is_spinning() && !slot.is_ready() {
@@ -469,7 +493,10 @@ impl<R: Send + 'static> Future for Ask<R> {
         let this = self.get_mut();
         if !this.polled {
             this.polled = true;
-            this.spin_for_reply();
+            if this.first_poll(cx) {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
         }
         if let Some(v) = this.take_reply() {
             return Poll::Ready(v);

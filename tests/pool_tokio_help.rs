@@ -2,8 +2,9 @@
 //! pool runs the scheduled activation itself, in its first poll, rather
 //! than wait for a runner task (`PoolConfig::tokio`; the `tokio` module of
 //! `delivery::sched`): answered in that poll; not from another runtime;
-//! within the task's cooperative budget; and without keeping a second
-//! actor from running beside it on a multi-thread runtime.
+//! only the awaited actor's activation; within the task's cooperative
+//! budget; and without keeping a second actor from running beside it on a
+//! multi-thread runtime.
 //!
 //! `cargo test --features tokio --test pool_tokio_help`
 
@@ -41,6 +42,7 @@ fn hosted_on(rt: &Runtime) -> System {
 
 pub struct Add(pub u64);
 pub struct WhereAmI;
+pub struct Mark(pub Arc<AtomicBool>);
 /// Waits, spinning, until `Meet::0` counts two arrivals (or a deadline
 /// passes); answers whether the other arrived.
 pub struct Meet(pub Arc<AtomicUsize>);
@@ -62,6 +64,11 @@ impl Counter {
     #[handler(WhereAmI)]
     fn where_am_i(&mut self, _m: WhereAmI, _ctx: &mut Ctx<Self>) -> ThreadId {
         std::thread::current().id()
+    }
+
+    #[handler(Mark)]
+    fn mark(&mut self, m: Mark, _ctx: &mut Ctx<Self>) {
+        m.0.store(true, Ordering::SeqCst);
     }
 
     #[handler(Meet)]
@@ -98,6 +105,39 @@ fn an_awaited_ask_on_the_hosting_runtime_is_answered_in_its_first_poll() {
         "the first poll ran the activation and took the reply"
     );
     assert_eq!(here, there, "the handler ran on the asking thread");
+}
+
+#[test]
+fn the_first_poll_runs_only_the_awaited_actors_activation() {
+    let (marked_in_first_poll, first_ready, answered, marked) =
+        watchdog("another actor first", || {
+            let rt = Builder::new_current_thread().build().unwrap();
+            let system = hosted_on(&rt);
+            let other = system.spawn(Counter::default()).pooled().start();
+            let awaited = system.spawn(Counter::default()).pooled().start();
+            let mark = Arc::new(AtomicBool::new(false));
+            let got = rt.block_on(async {
+                // `other` is scheduled first: it heads the pool's queue.
+                other.send(Mark(Arc::clone(&mark))).unwrap();
+                let mut ask = pin!(awaited.ask(Add(7)).unwrap());
+                let first = poll_fn(|cx| Poll::Ready(ask.as_mut().poll(cx))).await;
+                let marked_then = mark.load(Ordering::SeqCst);
+                let first_ready = first.is_ready();
+                let answered = match first {
+                    Poll::Ready(r) => r.unwrap(),
+                    Poll::Pending => ask.await.unwrap(),
+                };
+                (marked_then, first_ready, answered)
+            });
+            system.shutdown();
+            (got.0, got.1, got.2, mark.load(Ordering::SeqCst))
+        });
+    assert!(
+        !marked_in_first_poll && !first_ready,
+        "the other actor's activation is not the asking task's to run"
+    );
+    assert_eq!(answered, 7);
+    assert!(marked, "the other actor ran, on the runner");
 }
 
 #[test]

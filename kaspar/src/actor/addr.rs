@@ -271,7 +271,7 @@ impl<A: Actor> Asked for ActorCell<A> {
     }
 
     fn help(&self, cx: &mut std::task::Context<'_>) -> crate::mailbox::Helped {
-        self.inbox.help(cx)
+        self.inbox.help(cx, (self as *const Self).cast())
     }
 }
 

@@ -179,9 +179,13 @@ impl<K: Stores> Inbox<K> {
 
     /// [`Schedule::help`](crate::mailbox::Schedule::help) of the actor's
     /// own pooled consumer.
-    pub(crate) fn help(&self, cx: &mut std::task::Context<'_>) -> crate::mailbox::Helped {
+    pub(crate) fn help(
+        &self,
+        cx: &mut std::task::Context<'_>,
+        awaited: *const (),
+    ) -> crate::mailbox::Helped {
         match self {
-            Inbox::Own(mailbox) => mailbox.help(cx),
+            Inbox::Own(mailbox) => mailbox.help(cx, awaited),
             Inbox::Group { .. } => crate::mailbox::Helped::Nothing,
         }
     }

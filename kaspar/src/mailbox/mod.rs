@@ -343,8 +343,8 @@ impl<T> Mailbox<T> {
     }
 
     /// [`Schedule::help`] of a pooled consumer; nothing for a thread's.
-    pub(crate) fn help(&self, cx: &mut std::task::Context<'_>) -> Helped {
-        self.task().map_or(Helped::Nothing, |t| t.help(cx))
+    pub(crate) fn help(&self, cx: &mut std::task::Context<'_>, awaited: *const ()) -> Helped {
+        self.task().map_or(Helped::Nothing, |t| t.help(cx, awaited))
     }
 
     /// [`Schedule::before_first_wait`] of a pooled consumer; `true` (wait)

@@ -75,12 +75,14 @@ pub(crate) trait Schedule: Send + Sync + 'static {
         let _ = begun;
         true
     }
-    /// A future on `cx`'s task awaits a reply from the consumer: runs one
-    /// of the pool's scheduled activations on the calling thread, where
-    /// the pool lets it (a hosted pool, on a thread of its runtime),
-    /// rather than let the future wait for a task to run it.
-    fn help(&self, cx: &mut std::task::Context<'_>) -> Helped {
-        let _ = cx;
+    /// A future on `cx`'s task awaits a reply from the consumer: runs the
+    /// consumer's scheduled activation on the calling thread, where the
+    /// pool lets it (a hosted pool, on a thread of its runtime) and that
+    /// activation is the next to run, rather than let the future wait for
+    /// a task to run it. `awaited` is the address of the consumer's actor
+    /// (its cell), compared with the scheduled tasks', never read.
+    fn help(&self, cx: &mut std::task::Context<'_>, awaited: *const ()) -> Helped {
+        let _ = (cx, awaited);
         Helped::Nothing
     }
 }
@@ -89,14 +91,16 @@ pub(crate) trait Schedule: Send + Sync + 'static {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Helped {
     /// Ran nothing: the pool does not let this thread run its activations,
-    /// or none was scheduled.
+    /// or the next one to run is not the awaited actor's.
     Nothing,
-    /// Ran one activation, and none is left waiting for a runner.
+    /// Ran the awaited actor's activation, and none is left waiting for a
+    /// runner.
     #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     Ran,
-    /// Ran one activation, and others wait for a runner (some perhaps
-    /// scheduled by the one it ran): the caller lets its runtime run them
-    /// before it goes on, as it would have had it waited for a runner.
+    /// Ran the awaited actor's activation, and others wait for a runner
+    /// (some perhaps scheduled by the one it ran): the caller lets its
+    /// runtime run them before it goes on, as it would have had it waited
+    /// for a runner.
     OthersWait,
 }
 

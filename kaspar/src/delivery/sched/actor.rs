@@ -91,8 +91,8 @@ impl<A: Actor> Schedule for Hook<A> {
         self.pool.before_first_wait(begun)
     }
 
-    fn help(&self, cx: &mut std::task::Context<'_>) -> crate::mailbox::Helped {
-        self.pool.help(cx)
+    fn help(&self, cx: &mut std::task::Context<'_>, awaited: *const ()) -> crate::mailbox::Helped {
+        self.pool.help(cx, awaited)
     }
 }
 

@@ -454,12 +454,16 @@ impl Shared {
 
     /// [`Schedule::help`](crate::mailbox::Schedule::help) for a member of
     /// this pool: only a tokio-hosted pool helps (`tokio::help_ask`).
-    pub(crate) fn help(&self, cx: &mut std::task::Context<'_>) -> crate::mailbox::Helped {
+    pub(crate) fn help(
+        &self,
+        cx: &mut std::task::Context<'_>,
+        awaited: *const (),
+    ) -> crate::mailbox::Helped {
         #[cfg(feature = "tokio")]
         if let Some(host) = &self.host {
-            return self::tokio::help_ask(self, host, cx);
+            return self::tokio::help_ask(self, host, cx, awaited);
         }
-        let _ = cx;
+        let _ = (cx, awaited);
         crate::mailbox::Helped::Nothing
     }
 

@@ -38,8 +38,10 @@
 //! which finds nothing and parks again. Measured (20,000 asks, 2-core
 //! VM): 4% of the asks took about 6 us, the mean 480 ns against a p50 of
 //! 230. So the first poll of such an ask, on a thread of the hosting
-//! runtime and outside actor code, runs the activation at the injector's
-//! head itself ([`help_ask`]): the reply is there when the poll returns.
+//! runtime and outside actor code, runs the awaited actor's activation
+//! itself if it heads the injector ([`help_ask`]): the reply is there
+//! when the poll returns. Another actor at the head is put back: it is
+//! not the task's to run, and its handler might need what the task holds.
 //! Three rules keep that from costing anyone else:
 //!
 //! - It spends the task's cooperative budget (`coop::poll_proceed`), as a
@@ -331,13 +333,20 @@ impl Future for Runner {
 }
 
 /// The first poll of an `ask(..).await` whose actor this pool hosts, on a
-/// thread of the hosting runtime and outside actor code: runs the
-/// activation at the injector's head here, as the runner the ask's
-/// schedule woke would run it on this thread next (module docs). Counts
-/// against the task's cooperative budget, as a runner's poll would: a
-/// loop of asks answered this way still yields to the runtime's other
-/// tasks.
-pub(super) fn help_ask(shared: &Shared, host: &Host, cx: &mut Context<'_>) -> Helped {
+/// thread of the hosting runtime and outside actor code: if the actor at
+/// the injector's head is the awaited one (`awaited`, its cell's
+/// address), runs its activation here, as the runner the ask's schedule
+/// woke would on this thread next (module docs). Another actor's is put
+/// back: it is not this task's to run, and may need what the task holds.
+/// Counts against the task's cooperative budget, as a runner's poll
+/// would: a loop of asks answered this way still yields to the runtime's
+/// other tasks.
+pub(super) fn help_ask(
+    shared: &Shared,
+    host: &Host,
+    cx: &mut Context<'_>,
+    awaited: *const (),
+) -> Helped {
     if chain::runs_actor_code() || blocking::refuses(WaitKind::Reply) {
         return Helped::Nothing;
     }
@@ -350,6 +359,13 @@ pub(super) fn help_ask(shared: &Shared, host: &Host, cx: &mut Context<'_>) -> He
     let Some(task) = take(shared) else {
         return Helped::Nothing;
     };
+    if Arc::as_ptr(&task).cast::<()>() != awaited {
+        // Back for a runner: the one woken for it, unless it has come
+        // and gone meanwhile (then this wakes one).
+        shared.injector.push(task);
+        host.wake_one(&shared.injector);
+        return Helped::Nothing;
+    }
     coop.made_progress();
     let again = {
         let _hosted = Hosted::enter();

@@ -216,8 +216,8 @@ pub(crate) trait Asked: Send + Sync {
     /// not a pool's workers, and not a group's run loop.
     fn dedicated(&self) -> bool;
     /// [`Schedule::help`](crate::mailbox::Schedule::help) of the actor's
-    /// pooled consumer: runs a scheduled activation of its hosted pool
-    /// here, where the pool lets it.
+    /// pooled consumer: runs the actor's scheduled activation here, where
+    /// its hosted pool lets it and it is the next to run.
     fn help(&self, cx: &mut Context<'_>) -> Helped {
         let _ = cx;
         Helped::Nothing

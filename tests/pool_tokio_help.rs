@@ -2,7 +2,7 @@
 //! pool runs the scheduled activation itself, in its first poll, rather
 //! than wait for a runner task (`PoolConfig::tokio`; the `tokio` module of
 //! `delivery::sched`): answered in that poll; not from another runtime;
-//! only the awaited actor's activation; within the task's cooperative
+//! only the awaited actor's activation (or its group's); within the task's cooperative
 //! budget; and without keeping a second actor from running beside it on a
 //! multi-thread runtime.
 //!
@@ -105,6 +105,37 @@ fn an_awaited_ask_on_the_hosting_runtime_is_answered_in_its_first_poll() {
         "the first poll ran the activation and took the reply"
     );
     assert_eq!(here, there, "the handler ran on the asking thread");
+}
+
+#[group]
+pub struct Desk {
+    pub counter: Addr<Counter>,
+}
+
+#[test]
+fn a_member_of_a_hosted_group_is_answered_in_the_first_poll_too() {
+    let (first, answered) = watchdog("a helped ask to a group member", || {
+        let rt = Builder::new_current_thread().build().unwrap();
+        let system = hosted_on(&rt);
+        let desk = system
+            .spawn_group::<Desk>((Counter::default(),))
+            .pooled()
+            .start();
+        let got = rt.block_on(async {
+            let mut ask = pin!(desk.counter.ask(Add(3)).unwrap());
+            let first = poll_fn(|cx| Poll::Ready(ask.as_mut().poll(cx))).await;
+            let first_ready = first.is_ready();
+            let answered = match first {
+                Poll::Ready(r) => r.unwrap(),
+                Poll::Pending => ask.await.unwrap(),
+            };
+            (first_ready, answered)
+        });
+        system.shutdown();
+        got
+    });
+    assert!(first, "the first poll ran the group's activation");
+    assert_eq!(answered, 3);
 }
 
 #[test]

@@ -255,6 +255,11 @@ impl<G: GroupSpec, A: Actor> GroupSink<Queued<A::Msg>> for MemberSink<G, A> {
         self.core.mailbox.before_first_wait(begun)
     }
 
+    fn help(&self, cx: &mut std::task::Context<'_>) -> crate::mailbox::Helped {
+        // The group's hook names the group itself as the awaited unit.
+        self.core.mailbox.help(cx, std::ptr::null())
+    }
+
     #[cfg(any(feature = "metrics", feature = "console"))]
     fn len(&self) -> usize {
         self.core.mailbox.len()

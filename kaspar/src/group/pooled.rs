@@ -73,6 +73,12 @@ impl<G: GroupSpec> Schedule for GroupHook<G> {
     fn before_first_wait(&self, begun: &dyn Fn() -> bool) -> bool {
         self.pool.before_first_wait(begun)
     }
+
+    /// The unit the pool schedules is the group, whichever member is
+    /// awaited: its activation is the one to run.
+    fn help(&self, cx: &mut std::task::Context<'_>, _member: *const ()) -> crate::mailbox::Helped {
+        self.pool.help(cx, self.group.as_ptr().cast())
+    }
 }
 
 impl<G: GroupSpec> Member for PooledGroup<G> {

@@ -43,6 +43,10 @@ pub(crate) trait GroupSink<M>: Send + Sync {
     /// [`Schedule::before_first_wait`](crate::mailbox::Schedule::before_first_wait)
     /// of the group's queue.
     fn before_first_wait(&self, begun: &dyn Fn() -> bool) -> bool;
+    /// [`Schedule::help`](crate::mailbox::Schedule::help) of the group's
+    /// queue: runs the group's scheduled activation here, where its hosted
+    /// pool lets it and it is the next to run.
+    fn help(&self, cx: &mut std::task::Context<'_>) -> crate::mailbox::Helped;
     /// Messages queued in the group's queue now, every member's (a
     /// snapshot, for the metrics collector).
     #[cfg(any(feature = "metrics", feature = "console"))]
@@ -178,7 +182,8 @@ impl<K: Stores> Inbox<K> {
     }
 
     /// [`Schedule::help`](crate::mailbox::Schedule::help) of the actor's
-    /// own pooled consumer.
+    /// own pooled consumer (`awaited`: the actor's cell), or of its
+    /// group's.
     pub(crate) fn help(
         &self,
         cx: &mut std::task::Context<'_>,
@@ -186,7 +191,7 @@ impl<K: Stores> Inbox<K> {
     ) -> crate::mailbox::Helped {
         match self {
             Inbox::Own(mailbox) => mailbox.help(cx, awaited),
-            Inbox::Group { .. } => crate::mailbox::Helped::Nothing,
+            Inbox::Group { sink, .. } => sink.help(cx),
         }
     }
 

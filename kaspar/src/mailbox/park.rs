@@ -80,7 +80,8 @@ pub(crate) trait Schedule: Send + Sync + 'static {
     /// pool lets it (a hosted pool, on a thread of its runtime) and that
     /// activation is the next to run, rather than let the future wait for
     /// a task to run it. `awaited` is the address of the consumer's actor
-    /// (its cell), compared with the scheduled tasks', never read.
+    /// (its cell), compared with the scheduled tasks', never read; a hook
+    /// whose pool schedules something else (a group) names that instead.
     fn help(&self, cx: &mut std::task::Context<'_>, awaited: *const ()) -> Helped {
         let _ = (cx, awaited);
         Helped::Nothing

@@ -14,7 +14,9 @@
 # (loom_sched_idle), and a worker's next-to-run slot, which the pool's
 # monitor may steal from (loom_next_slot), and what an actor's activations
 # carry from one to the next, handed between two workers (loom_carried; its
-# preemption bound is fixed at 2 in the model). Own target dir: --cfg loom would otherwise invalidate
+# preemption bound is fixed at 2 in the model), and the seats a tokio-hosted
+# pool's runners wait in, which a schedule wakes (loom_host_seats). Own
+# target dir: --cfg loom would otherwise invalidate
 # the normal build cache.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,4 +30,4 @@ cargo test -p kaspar --release --target-dir target/loom \
     --test loom_mailbox --test loom_pool --test loom_lock --test loom_ask \
     --test loom_handover --test loom_group_mark --test loom_registry \
     --test loom_sched_mailbox --test loom_sched_idle --test loom_next_slot \
-    --test loom_carried
+    --test loom_carried --test loom_host_seats

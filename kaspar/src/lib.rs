@@ -641,6 +641,7 @@ pub mod __loom {
         Carry, IdleModel, Park, Poll, PooledMailbox, SleepToken,
     };
     pub use crate::delivery::sched::next_slot::NextSlot;
+    pub use crate::delivery::sched::seats::Seats;
 }
 
 /// What `#[actor]` expansions name. Not part of the public API.

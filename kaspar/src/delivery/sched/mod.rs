@@ -149,6 +149,8 @@ pub(crate) mod model;
 pub(crate) mod monitor;
 pub(crate) mod next_slot;
 mod parked;
+#[cfg(any(feature = "tokio", loom))]
+pub(crate) mod seats;
 #[cfg(feature = "sim")]
 pub(crate) mod sim;
 mod steal_cost;

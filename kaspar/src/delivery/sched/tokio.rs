@@ -112,7 +112,6 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
@@ -121,6 +120,7 @@ use crossbeam_deque::{Injector, Steal};
 use tokio::runtime::{Handle, RuntimeFlavor};
 
 use super::idle::Token;
+use super::seats::Seats;
 use super::{SchedConfig, Shared, Task, WorkerBody};
 use crate::base::backoff::Backoff;
 use crate::guard::blocking::{self, BlockingHook};
@@ -129,49 +129,31 @@ use crate::guard::deadlock::WaitKind;
 use crate::mailbox::Helped;
 
 /// What a hosted pool keeps of its runtime: a seat per runner, where it
-/// waits for work.
+/// waits for work ([`Seats`]: which runner a schedule wakes), and each
+/// runner's waker.
 pub(crate) struct Host {
-    seats: Box<[Seat]>,
+    seats: Seats,
+    /// One per seat: its runner's waker, kept from the runner's first
+    /// wait, not renewed at each. A runner is a task spawned on the
+    /// runtime, never polled through anything else, and such a task's
+    /// waker wakes that task for as long as the task lives (tokio hands a
+    /// task the same waker at every poll, which a debug build checks). So
+    /// a wait costs one store and a fence and a wake-up one swap, where a
+    /// waker cloned into a locked list and taken out again cost a lock and
+    /// an unlock on each side and a clone (seven locked instructions an
+    /// `ask(..).await`, four then).
+    wakers: Box<[OnceLock<Waker>]>,
     /// The runtime the runners are tasks of: a future polled on one of
     /// its threads may run an activation itself ([`help_ask`]).
     runtime: tokio::runtime::Id,
-    /// The token of the thread whose schedule last woke a runner that
-    /// has not polled since (0: none on its way).
-    coming: AtomicUsize,
-}
-
-/// A runner's place in the [`Host`]. A runner with nothing to run sets
-/// `waiting`; the schedule that finds it set takes it back and wakes the
-/// runner through the waker its seat keeps.
-///
-/// The waker is kept from the runner's first wait, not renewed at each:
-/// a runner is a task spawned on the runtime, never polled through
-/// anything else, and such a task's waker wakes that task for as long as
-/// the task lives (tokio hands a task the same waker at every poll,
-/// which a debug build checks). So a wait costs one store and a fence
-/// and a wake-up one swap, where a waker cloned into a locked list and
-/// taken out again cost a lock and an unlock on each side and a clone
-/// (seven locked instructions an `ask(..).await`, four now).
-struct Seat {
-    waiting: AtomicBool,
-    waker: OnceLock<Waker>,
-    /// The token of the thread whose schedule woke this runner, until it
-    /// polls (0: not woken by a schedule).
-    woken_by: AtomicUsize,
 }
 
 impl Host {
     fn new(runners: usize, runtime: tokio::runtime::Id) -> Self {
         Host {
+            seats: Seats::new(runners),
+            wakers: (0..runners).map(|_| OnceLock::new()).collect(),
             runtime,
-            coming: AtomicUsize::new(0),
-            seats: (0..runners)
-                .map(|_| Seat {
-                    waiting: AtomicBool::new(false),
-                    waker: OnceLock::new(),
-                    woken_by: AtomicUsize::new(0),
-                })
-                .collect(),
         }
     }
 
@@ -182,38 +164,23 @@ impl Host {
     /// push: that runner looks at the injector when it polls (module
     /// docs, "An ask awaited on the runtime's own thread").
     pub(super) fn wake_one(&self, injector: &Injector<Task>) {
-        // Pairs with the fence of a runner about to wait: either it sees
-        // the push, or this sees it waiting (`Runner::poll`).
-        fence(Ordering::SeqCst);
-        let me = chain::thread_token();
-        if self.coming.load(Ordering::Relaxed) == me && injector.len() <= 1 {
-            return;
-        }
-        for seat in &self.seats {
-            if seat.waiting.load(Ordering::Relaxed) && seat.waiting.swap(false, Ordering::AcqRel) {
-                seat.woken_by.store(me, Ordering::Relaxed);
-                self.coming.store(me, Ordering::Relaxed);
-                seat.wake();
-                return;
-            }
+        if let Some(seat) = self
+            .seats
+            .wake_one(chain::thread_token(), || injector.len())
+        {
+            self.wake(seat);
         }
     }
 
     fn wake_all(&self) {
-        fence(Ordering::SeqCst);
-        for seat in &self.seats {
-            if seat.waiting.swap(false, Ordering::AcqRel) {
-                seat.wake();
-            }
-        }
+        self.seats.take_all(|seat| self.wake(seat));
     }
-}
 
-impl Seat {
-    fn wake(&self) {
-        // Set before `waiting` was (release), and read after it was taken
-        // (acquire): a runner waits only after keeping its waker.
-        if let Some(waker) = self.waker.get() {
+    fn wake(&self, seat: usize) {
+        // Set before the seat's `waiting` was (release), and read after
+        // it was taken (acquire): a runner waits only after keeping its
+        // waker.
+        if let Some(waker) = self.wakers[seat].get() {
             waker.wake_by_ref();
         }
     }
@@ -280,17 +247,8 @@ impl Future for Runner {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let shared = &self.shared;
-        let host = self.host();
-        // Woken by a schedule: no longer on its way. The fence pairs with
-        // a schedule's in `wake_one`: either that schedule sees `coming`
-        // cleared and wakes a runner, or the take below sees its push.
-        let by = host.seats[self.seat].woken_by.swap(0, Ordering::Relaxed);
-        if by != 0 {
-            let _ = host
-                .coming
-                .compare_exchange(by, 0, Ordering::SeqCst, Ordering::Relaxed);
-            fence(Ordering::SeqCst);
-        }
+        // Woken by a schedule: no longer on its way (before the take).
+        self.host().seats.arrive(self.seat);
         if let Some(task) = take(shared) {
             let again = {
                 let _hosted = Hosted::enter();
@@ -312,18 +270,14 @@ impl Future for Runner {
             self.host().wake_all();
             return Poll::Ready(());
         }
-        let seat = &self.host().seats[self.seat];
-        let kept = seat.waker.get_or_init(|| cx.waker().clone());
+        let host = self.host();
+        let kept = host.wakers[self.seat].get_or_init(|| cx.waker().clone());
         debug_assert!(kept.will_wake(cx.waker()), "a runner's waker changed");
-        seat.waiting.store(true, Ordering::Release);
-        // Pairs with a schedule's fence after its push (`Host::wake_one`),
-        // and with the close's before `wake_all`: either the push (or the
-        // exit) is seen here, or the scheduler sees this runner waiting.
-        // No schedule is left without a runner.
-        fence(Ordering::SeqCst);
-        if (!shared.injector.is_empty() || shared.exit_now())
-            && seat.waiting.swap(false, Ordering::AcqRel)
-        {
+        // Either the push (or the exit) is seen here, or the scheduler
+        // (or the close's `wake_all`) sees this runner waiting: no
+        // schedule is left without a runner (`seats`).
+        host.seats.sit(self.seat);
+        if (!shared.injector.is_empty() || shared.exit_now()) && host.seats.rise(self.seat) {
             // Still ours: run again. (Taken by a scheduler meanwhile, the
             // seat's waker has been woken already.)
             cx.waker().wake_by_ref();

@@ -26,8 +26,9 @@
 //!   push), or the runner's does, and the schedule reads `coming`
 //!   cleared and the seat waiting, and wakes it.
 //!
-//! What it guarantees (`tests/loom_host_seats.rs`): no push is left with
-//! every runner waiting and none woken.
+//! What the loom model checks (`tests/loom_host_seats.rs`, in every
+//! interleaving it explores): no push is left with every runner waiting
+//! and none woken.
 
 use crate::base::sync::{fence, AtomicBool, AtomicUsize, Ordering};
 

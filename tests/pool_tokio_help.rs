@@ -11,34 +11,17 @@
 use std::future::{poll_fn, Future};
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::channel;
 use std::sync::Arc;
 use std::task::Poll;
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use kaspar::prelude::*;
-use kaspar::{PoolConfig, SystemConfig};
-use tokio::runtime::{Builder, Runtime};
+use tokio::runtime::Builder;
 
-const WATCHDOG: Duration = Duration::from_secs(60);
-
-fn watchdog<R: Send + 'static>(what: &str, scenario: impl FnOnce() -> R + Send + 'static) -> R {
-    let (done, finished) = channel();
-    std::thread::spawn(move || {
-        let _ = done.send(scenario());
-    });
-    finished
-        .recv_timeout(WATCHDOG)
-        .unwrap_or_else(|_| panic!("watchdog: {what} hung"))
-}
-
-fn hosted_on(rt: &Runtime) -> System {
-    System::with_config(SystemConfig {
-        pool: PoolConfig::tokio(rt.handle().clone()),
-        ..SystemConfig::default()
-    })
-}
+#[path = "support/hosted.rs"]
+mod hosted;
+use hosted::{hosted_on, watchdog};
 
 pub struct Add(pub u64);
 pub struct WhereAmI;
@@ -89,7 +72,7 @@ impl Counter {
 fn an_awaited_ask_on_the_hosting_runtime_is_answered_in_its_first_poll() {
     let (first, here, there) = watchdog("a helped ask", || {
         let rt = Builder::new_current_thread().build().unwrap();
-        let system = hosted_on(&rt);
+        let system = hosted_on(rt.handle().clone());
         let counter = system.spawn(Counter::default()).pooled().start();
         let got = rt.block_on(async {
             let mut ask = pin!(counter.ask(Add(5)).unwrap());
@@ -116,7 +99,7 @@ pub struct Desk {
 fn a_member_of_a_hosted_group_is_answered_in_the_first_poll_too() {
     let (first, answered) = watchdog("a helped ask to a group member", || {
         let rt = Builder::new_current_thread().build().unwrap();
-        let system = hosted_on(&rt);
+        let system = hosted_on(rt.handle().clone());
         let desk = system
             .spawn_group::<Desk>((Counter::default(),))
             .pooled()
@@ -143,7 +126,7 @@ fn the_first_poll_runs_only_the_awaited_actors_activation() {
     let (marked_in_first_poll, first_ready, answered, marked) =
         watchdog("another actor first", || {
             let rt = Builder::new_current_thread().build().unwrap();
-            let system = hosted_on(&rt);
+            let system = hosted_on(rt.handle().clone());
             let other = system.spawn(Counter::default()).pooled().start();
             let awaited = system.spawn(Counter::default()).pooled().start();
             let mark = Arc::new(AtomicBool::new(false));
@@ -178,7 +161,7 @@ fn an_ask_awaited_on_another_runtime_leaves_the_activation_to_the_host() {
             .worker_threads(1)
             .build()
             .unwrap();
-        let system = hosted_on(&host);
+        let system = hosted_on(host.handle().clone());
         let counter = system.spawn(Counter::default()).pooled().start();
         let other = Builder::new_current_thread().build().unwrap();
         let got = other.block_on(async {
@@ -195,7 +178,7 @@ fn an_ask_awaited_on_another_runtime_leaves_the_activation_to_the_host() {
 fn a_loop_of_helped_asks_still_yields_to_the_runtimes_other_tasks() {
     let asks = watchdog("a loop of helped asks", || {
         let rt = Builder::new_current_thread().build().unwrap();
-        let system = hosted_on(&rt);
+        let system = hosted_on(rt.handle().clone());
         let counter = system.spawn(Counter::default()).pooled().start();
         let ran = Arc::new(AtomicBool::new(false));
         let asks = rt.block_on(async {
@@ -225,7 +208,7 @@ fn a_task_awaiting_one_of_two_asks_lets_the_other_actor_run_beside_it() {
             .worker_threads(2)
             .build()
             .unwrap();
-        let system = hosted_on(&rt);
+        let system = hosted_on(rt.handle().clone());
         let first = system.spawn(Counter::default()).pooled().start();
         let second = system.spawn(Counter::default()).pooled().start();
         let met = rt.block_on(async move {

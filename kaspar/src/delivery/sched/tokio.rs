@@ -42,7 +42,8 @@
 //! itself if it heads the injector ([`help_ask`]): the reply is there
 //! when the poll returns. Another actor at the head is put back: it is
 //! not the task's to run, and its handler might need what the task holds.
-//! Three rules keep that from costing anyone else:
+//! Three rules bound what that costs anyone else (the last has a price,
+//! below):
 //!
 //! - It spends the task's cooperative budget (`coop::poll_proceed`), as a
 //!   runner's poll would, so a loop of such asks still yields.

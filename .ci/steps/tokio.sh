@@ -28,11 +28,11 @@ cd "$(dirname "$0")/../.."
 
 cargo clippy -p kaspar --all-targets --features tokio -- -D warnings
 cargo clippy -p kaspar-suite --features tokio --lib --test pool_tokio --test pool_tokio_shutdown --test pool_tokio_start \
-    --test pool_tokio_help --bench pool_tokio -- -D warnings
+    --test pool_tokio_help --test pool_tokio_blocking --bench pool_tokio -- -D warnings
 cargo test -p kaspar --features tokio --lib -- delivery::sched system::hosted_tests
 cargo test -p kaspar --features tokio --doc guide_tokio
 cargo test -p kaspar-suite --features tokio --test pool_tokio --test pool_tokio_shutdown --test pool_tokio_start \
-    --test pool_tokio_help
+    --test pool_tokio_help --test pool_tokio_blocking
 cargo test -p kaspar-suite --features tokio --test pool_sched_behaviour \
     --test pool_sched_blocking
 cargo bench -p kaspar-suite --features tokio --bench pool_tokio -- --quick

@@ -273,6 +273,10 @@ impl<A: Actor> Asked for ActorCell<A> {
     fn help(&self, cx: &mut std::task::Context<'_>) -> crate::mailbox::Helped {
         self.inbox.help(cx, (self as *const Self).cast())
     }
+
+    fn help_blocked(&self, done: &dyn Fn() -> bool, deadline: Option<std::time::Instant>) -> bool {
+        self.inbox.help_blocked(done, deadline)
+    }
 }
 
 // SAFETY: the ports are a field of the cell: the same every time, and

@@ -260,6 +260,10 @@ impl<G: GroupSpec, A: Actor> GroupSink<Queued<A::Msg>> for MemberSink<G, A> {
         self.core.mailbox.help(cx, std::ptr::null())
     }
 
+    fn help_blocked(&self, done: &dyn Fn() -> bool, deadline: Option<std::time::Instant>) -> bool {
+        self.core.mailbox.help_blocked(done, deadline)
+    }
+
     #[cfg(any(feature = "metrics", feature = "console"))]
     fn len(&self) -> usize {
         self.core.mailbox.len()

@@ -79,6 +79,10 @@ impl<G: GroupSpec> Schedule for GroupHook<G> {
     fn help(&self, cx: &mut std::task::Context<'_>, _member: *const ()) -> crate::mailbox::Helped {
         self.pool.help(cx, self.group.as_ptr().cast())
     }
+
+    fn help_blocked(&self, done: &dyn Fn() -> bool, deadline: Option<std::time::Instant>) -> bool {
+        self.pool.help_blocked(done, deadline)
+    }
 }
 
 impl<G: GroupSpec> Member for PooledGroup<G> {

@@ -47,6 +47,9 @@ pub(crate) trait GroupSink<M>: Send + Sync {
     /// queue: runs the group's scheduled activation here, where its hosted
     /// pool lets it and it is the next to run.
     fn help(&self, cx: &mut std::task::Context<'_>) -> crate::mailbox::Helped;
+    /// [`Schedule::help_blocked`](crate::mailbox::Schedule::help_blocked)
+    /// of the group's queue.
+    fn help_blocked(&self, done: &dyn Fn() -> bool, deadline: Option<std::time::Instant>) -> bool;
     /// Messages queued in the group's queue now, every member's (a
     /// snapshot, for the metrics collector).
     #[cfg(any(feature = "metrics", feature = "console"))]
@@ -208,6 +211,19 @@ impl<K: Stores> Inbox<K> {
         match self {
             Inbox::Own(mailbox) => mailbox.before_first_wait(begun),
             Inbox::Group { sink, .. } => sink.before_first_wait(begun),
+        }
+    }
+
+    /// [`Schedule::help_blocked`](crate::mailbox::Schedule::help_blocked)
+    /// of the actor's own pooled consumer, or of its group's.
+    pub(crate) fn help_blocked(
+        &self,
+        done: &dyn Fn() -> bool,
+        deadline: Option<std::time::Instant>,
+    ) -> bool {
+        match self {
+            Inbox::Own(mailbox) => mailbox.help_blocked(done, deadline),
+            Inbox::Group { sink, .. } => sink.help_blocked(done, deadline),
         }
     }
 }

@@ -269,6 +269,19 @@ impl<T> LockFreeMpsc<T> {
         }
     }
 
+    /// Whether a push now would not find the ring full: the slot at the
+    /// tail is free (or another producer has just taken it, and the tail
+    /// moved on), or the queue is closed (the push is refused at once).
+    fn room_or_closed(&self) -> bool {
+        let t = self.tail.load(Ordering::Acquire);
+        if t & CLOSED != 0 {
+            return true;
+        }
+        let pos = t >> SHIFT;
+        let seq = self.slots[pos & self.mask].seq.load(Ordering::Acquire);
+        (pos_sub(seq, pos) << SHIFT) as isize >= 0
+    }
+
     /// The `WhenFull::Wait` slow path: retry, then sleep until the consumer
     /// frees space or the queue closes.
     #[cold]
@@ -283,6 +296,17 @@ impl<T> LockFreeMpsc<T> {
                 }
             }
             if registered.is_none() {
+                // A pooled consumer that only this thread may be able to
+                // run now (a hosted pool's, `Schedule::help_blocked`):
+                // run it here until there is room, then retry.
+                if self
+                    .wake
+                    .task
+                    .get()
+                    .is_some_and(|t| t.help_blocked(&|| self.room_or_closed(), None))
+                {
+                    continue;
+                }
                 // About to sleep: first make sure the consumer is not
                 // (transitively) waiting for this thread.
                 match watch() {

@@ -353,6 +353,16 @@ impl<T> Mailbox<T> {
         self.task().is_none_or(|t| t.before_first_wait(begun))
     }
 
+    /// [`Schedule::help_blocked`] of a pooled consumer; `false` (wait) for
+    /// a thread's.
+    pub(crate) fn help_blocked(
+        &self,
+        done: &dyn Fn() -> bool,
+        deadline: Option<std::time::Instant>,
+    ) -> bool {
+        self.task().is_some_and(|t| t.help_blocked(done, deadline))
+    }
+
     fn task_slot(&self) -> &TaskSlot {
         match self {
             Mailbox::BQueue(q) => &q.locked().task,

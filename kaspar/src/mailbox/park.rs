@@ -86,6 +86,18 @@ pub(crate) trait Schedule: Send + Sync + 'static {
         let _ = (cx, awaited);
         Helped::Nothing
     }
+    /// A thread is about to block until `done` holds (an `ask(..).wait()`
+    /// for the consumer's reply, a push waiting for room in its full
+    /// mailbox), where only it may be able to run the consumer (a hosted
+    /// pool, on a thread of its runtime or with a current-thread runtime
+    /// that perhaps nobody drives): runs the pool's scheduled activations
+    /// on the calling thread until `done` or `deadline`, and returns
+    /// `true`; `false` where the thread should wait as it would anyway
+    /// (the consumer's own thread or a pool's workers run it).
+    fn help_blocked(&self, done: &dyn Fn() -> bool, deadline: Option<std::time::Instant>) -> bool {
+        let _ = (done, deadline);
+        false
+    }
 }
 
 /// What [`Schedule::help`] did.

@@ -94,6 +94,10 @@ impl<A: Actor> Schedule for Hook<A> {
     fn help(&self, cx: &mut std::task::Context<'_>, awaited: *const ()) -> crate::mailbox::Helped {
         self.pool.help(cx, awaited)
     }
+
+    fn help_blocked(&self, done: &dyn Fn() -> bool, deadline: Option<std::time::Instant>) -> bool {
+        self.pool.help_blocked(done, deadline)
+    }
 }
 
 impl<A: Actor> Member for ActorCell<A> {

@@ -469,6 +469,22 @@ impl Shared {
         crate::mailbox::Helped::Nothing
     }
 
+    /// [`Schedule::help_blocked`](crate::mailbox::Schedule::help_blocked)
+    /// for a member of this pool: only a tokio-hosted pool helps
+    /// (`tokio::help_blocked`).
+    pub(crate) fn help_blocked(
+        &self,
+        done: &dyn Fn() -> bool,
+        deadline: Option<std::time::Instant>,
+    ) -> bool {
+        #[cfg(feature = "tokio")]
+        if let Some(host) = &self.host {
+            return self::tokio::help_blocked(self, host, done, deadline);
+        }
+        let _ = (done, deadline);
+        false
+    }
+
     /// Whether the workers should leave: closing, and no member left.
     /// Once true, stays true.
     fn exit_now(&self) -> bool {

@@ -87,6 +87,31 @@
 //! outside actor code the waiting thread runs the pool's queued
 //! activations until it has begun (`Shared::before_first_wait`).
 //!
+//! # Blocking outside actor code
+//!
+//! The same two waits outside actor code (an `ask(..).wait()` or
+//! `wait_timeout` in a task or inside `block_on`, a send waiting for room
+//! in a hosted actor's full mailbox) have nothing to refuse: no handler
+//! waits, and the caller chose to block. But a thread of the runtime that
+//! blocks takes itself from the runners, and may be the only one that
+//! could run the actor: a current-thread runtime's one thread, or a
+//! worker whose next-to-run slot holds the runner that wait woke (tokio
+//! does not steal from that slot). Each of these hung. So where the
+//! waiting thread may be the only one ([`help_blocked`]: it is one of
+//! the runtime's threads, or the runtime is a current-thread one, whose
+//! tasks run only while some thread is inside its `block_on`, perhaps
+//! none), it runs the pool's scheduled activations itself until the wait
+//! is over, as a shutdown does ([`help_until`], in the runtime's context
+//! when off its threads). These are every scheduled actor's activations,
+//! not only the awaited one's, as they must be: the awaited actor may
+//! answer only after another has run. A thread of its own waiting for a
+//! multi-thread runtime's actor waits as before, and the runtime's
+//! workers run it. Two costs, both the caller's: a `wait_timeout` can end
+//! late, by as long as the handler this thread runs when the deadline
+//! passes (a handler is not cut short); and while nothing is scheduled
+//! and the reply is not in (its handler runs on another thread), the
+//! wait polls every 50 us instead of sleeping until it is woken.
+//!
 //! # Shutdown
 //!
 //! `System::shutdown` waits for every actor to stop, and the runners that
@@ -147,15 +172,29 @@ pub(crate) struct Host {
     /// The runtime the runners are tasks of: a future polled on one of
     /// its threads may run an activation itself ([`help_ask`]).
     runtime: tokio::runtime::Id,
+    /// Its handle: activations run off its threads ([`help_until`]) run
+    /// in its context, as a runner's do.
+    handle: Handle,
+    /// It is a current-thread runtime: its tasks run only while some
+    /// thread is inside its `block_on`, perhaps none ([`help_blocked`]).
+    current_thread: bool,
 }
 
 impl Host {
-    fn new(runners: usize, runtime: tokio::runtime::Id) -> Self {
+    fn new(runners: usize, handle: &Handle) -> Self {
         Host {
             seats: Seats::new(runners),
             wakers: (0..runners).map(|_| OnceLock::new()).collect(),
-            runtime,
+            runtime: handle.id(),
+            handle: handle.clone(),
+            current_thread: handle.runtime_flavor() == RuntimeFlavor::CurrentThread,
         }
+    }
+
+    /// Whether the calling thread is one of the runtime's (inside its
+    /// `block_on`, or one of its workers).
+    fn here(&self) -> bool {
+        Handle::try_current().ok().map(|h| h.id()) == Some(self.runtime)
     }
 
     /// After a schedule pushed an actor on the injector: wakes a runner
@@ -198,7 +237,7 @@ pub(crate) fn start(config: SchedConfig, handle: &Handle) -> (Arc<Shared>, Worke
         _ => handle.metrics().num_workers().max(1),
     };
     let shared = Arc::new(Shared {
-        host: Some(Host::new(runners, handle.id())),
+        host: Some(Host::new(runners, handle)),
         ..Shared::threadless(SchedConfig {
             workers: 0,
             budget: config.budget.max(1),
@@ -305,7 +344,7 @@ pub(super) fn help_ask(
     if chain::runs_actor_code() || blocking::refuses(WaitKind::Reply) {
         return Helped::Nothing;
     }
-    if Handle::try_current().ok().map(|h| h.id()) != Some(host.runtime) {
+    if !host.here() {
         return Helped::Nothing;
     }
     let Poll::Ready(coop) = tokio::task::coop::poll_proceed(cx) else {
@@ -335,6 +374,29 @@ pub(super) fn help_ask(
     } else {
         Helped::OthersWait
     }
+}
+
+/// A blocking wait outside actor code until `done` (an `ask(..).wait()`
+/// for a reply, a push waiting for room) for a member of this pool, on a
+/// thread that may be the only one able to run it: one of the runtime's
+/// threads (a task's, or a `block_on`'s), which the wait would take from
+/// the runners, or any thread when the runtime is a current-thread one,
+/// which runs its tasks only while a `block_on` drives it. Runs the pool's
+/// scheduled activations here until `done` or `deadline`, as a shutdown
+/// does ([`help_until`]), and returns `true`. Elsewhere (a thread of its
+/// own waiting on a multi-thread runtime's actor) `false`: the runtime's
+/// workers run the runners.
+pub(super) fn help_blocked(
+    shared: &Shared,
+    host: &Host,
+    done: &dyn Fn() -> bool,
+    deadline: Option<Instant>,
+) -> bool {
+    if chain::runs_actor_code() || !(host.current_thread || host.here()) {
+        return false;
+    }
+    help_until(shared, deadline, done);
+    true
 }
 
 fn take(shared: &Shared) -> Option<Task> {
@@ -415,6 +477,13 @@ pub(super) fn drain_here(shared: &Shared, deadline: Option<Instant>) {
 /// then looks every 50 µs.
 pub(super) fn help_until(shared: &Shared, deadline: Option<Instant>, done: impl Fn() -> bool) {
     let budget = shared.config.budget;
+    // Off the runtime's threads, its context all the same: a handler may
+    // spawn on it (`tokio::spawn`), as it may on a runner.
+    let _context = shared
+        .host
+        .as_ref()
+        .filter(|host| !host.here())
+        .map(|host| host.handle.enter());
     let mut backoff = Backoff::new();
     while !done() {
         if deadline.is_some_and(|d| Instant::now() >= d) {

@@ -222,6 +222,14 @@ pub(crate) trait Asked: Send + Sync {
         let _ = cx;
         Helped::Nothing
     }
+    /// [`Schedule::help_blocked`](crate::mailbox::Schedule::help_blocked)
+    /// of the actor's pooled consumer: before a blocking wait for the
+    /// reply (`done`), runs the actor's pool here where only this thread
+    /// may be able to.
+    fn help_blocked(&self, done: &dyn Fn() -> bool, deadline: Option<Instant>) -> bool {
+        let _ = (done, deadline);
+        false
+    }
 }
 
 pub(crate) type AskTarget = std::sync::Arc<dyn Asked>;
@@ -272,7 +280,15 @@ impl<R: Send + 'static> Ask<R> {
     /// other threads, for something this thread holds (for example, this
     /// thread is inside a handler of `A`, and the target's thread waits in
     /// a `fast_send` to `A`).
+    ///
+    /// For an actor hosted on a tokio runtime
+    /// ([`PoolConfig::tokio`](crate::PoolConfig::tokio)), a wait on one of
+    /// that runtime's threads, or for a current-thread runtime's actor on
+    /// any thread, runs the pool's scheduled activations itself until
+    /// the reply is in: blocking there would otherwise take away the
+    /// thread that runs the actor. Prefer `.await` in async code.
     pub fn wait(mut self) -> Result<R, AskError> {
+        self.help_blocked(None);
         self.poll_until_ready(None);
         let mut registered = None;
         loop {
@@ -289,6 +305,19 @@ impl<R: Send + 'static> Ask<R> {
                 // can be waiting for this thread): nothing to recheck.
                 _ => thread::park(),
             }
+        }
+    }
+
+    /// Before a blocking wait: where the actor's activations are tasks of
+    /// a tokio runtime that only this thread may be able to run now (this
+    /// is one of its threads, or it is a current-thread runtime), runs
+    /// the pool's scheduled activations here until the reply is in or
+    /// `deadline` passes ([`Asked::help_blocked`]). Without it, such a
+    /// wait on the runtime's only thread waited for itself forever.
+    fn help_blocked(&self, deadline: Option<Instant>) {
+        if let Some(t) = &self.target {
+            let slot = self.slot();
+            t.help_blocked(&|| slot.is_ready(), deadline);
         }
     }
 
@@ -430,9 +459,12 @@ impl<R: Send + 'static> Ask<R> {
     /// does (never past the deadline). On [`AskError::Timeout`] the handle
     /// stays valid and can be waited on again.
     /// Refuses to wait, like [`wait`](Ask::wait), when waiting would
-    /// deadlock.
+    /// deadlock. Where the wait runs a hosted pool's activations itself
+    /// (see [`wait`](Ask::wait)), it looks at the deadline between them:
+    /// it can end late by as long as the handler running at the deadline.
     pub fn wait_timeout(&mut self, timeout: Duration) -> Result<R, AskError> {
         let deadline = Instant::now() + timeout;
+        self.help_blocked(Some(deadline));
         self.poll_until_ready(Some(deadline));
         let mut registered = None;
         loop {

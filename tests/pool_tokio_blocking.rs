@@ -153,6 +153,28 @@ fn a_send_waiting_for_room_inside_block_on_runs_the_actor_and_loses_nothing() {
     assert_eq!(log, (0..1_000).collect::<Vec<_>>(), "all of them, in order");
 }
 
+#[test]
+fn a_send_waiting_for_room_in_a_hosted_groups_queue_inside_block_on_loses_nothing() {
+    let log = watchdog("a full group queue inside block_on", || {
+        let rt = current_thread();
+        let system = hosted_on(rt.handle().clone());
+        let desk = system
+            .spawn_group::<Desk>((Counter::default(),))
+            .mailbox(bounded())
+            .pooled()
+            .start();
+        let log = rt.block_on(async {
+            for i in 0..1_000 {
+                desk.counter.send(Log(i)).unwrap_or_else(|e| panic!("{e}"));
+            }
+            desk.counter.ask(Logged).unwrap().await.unwrap()
+        });
+        system.shutdown();
+        log
+    });
+    assert_eq!(log, (0..1_000).collect::<Vec<_>>(), "all of them, in order");
+}
+
 /// One worker: nobody else could run the runner. Two: the runner the ask
 /// woke is in the waiting worker's next-to-run slot, which tokio does not
 /// let the other worker steal (both hung, five times in five).

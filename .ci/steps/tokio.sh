@@ -19,6 +19,10 @@
 #      tests/pool_tokio_shutdown.rs: a hosted pipeline's shutdown, newest
 #      first and nothing refused, from outside the runtime, inside
 #      `block_on`, and dropped in a task; hosted and threaded in one order;
+#      tests/pool_tokio_start.rs and tests/pool_tokio_help.rs: a first
+#      `fast_send`, and an awaited ask answered in its first poll;
+#      tests/pool_tokio_blocking.rs: blocking waits outside actor code
+#      (`ask().wait()`, a full mailbox) that used to hang, under a watchdog;
 #   4. benches/pool_tokio.rs in quick mode: it runs and prints its table
 #      (no timing gate: the numbers depend on the machine's load).
 # Everything it needs comes from crates.io through cargo; nothing to

@@ -282,11 +282,13 @@ impl<R: Send + 'static> Ask<R> {
     /// a `fast_send` to `A`).
     ///
     /// For an actor hosted on a tokio runtime
-    /// ([`PoolConfig::tokio`](crate::PoolConfig::tokio)), a wait on one of
-    /// that runtime's threads, or for a current-thread runtime's actor on
-    /// any thread, runs the pool's scheduled activations itself until
-    /// the reply is in: blocking there would otherwise take away the
-    /// thread that runs the actor. Prefer `.await` in async code.
+    /// ([`PoolConfig::tokio`](crate::PoolConfig::tokio)), a wait outside
+    /// actor code on one of that runtime's threads, or on any thread for
+    /// a current-thread runtime's actor, runs the pool's scheduled
+    /// activations itself until the reply is in: blocking there would
+    /// otherwise take away the thread that runs the actor. (Inside a
+    /// hosted handler the wait is refused instead, with
+    /// [`AskError::Deadlock`].) Prefer `.await` in async code.
     pub fn wait(mut self) -> Result<R, AskError> {
         self.help_blocked(None);
         self.poll_until_ready(None);

@@ -282,7 +282,7 @@ impl<R: Send + 'static> Ask<R> {
     /// a `fast_send` to `A`).
     ///
     /// For an actor hosted on a tokio runtime
-    /// ([`PoolConfig::tokio`](crate::PoolConfig::tokio)), a wait outside
+    /// (`PoolConfig::tokio`, feature `tokio`), a wait outside
     /// actor code on one of that runtime's threads, or on any thread for
     /// a current-thread runtime's actor, runs the pool's scheduled
     /// activations itself until the reply is in: blocking there would

@@ -29,12 +29,17 @@ pub struct Logged;
 /// has, if any.
 pub struct WhereAmI;
 pub struct Slow(pub Duration);
+/// Adds one, noting the thread the handler ran on.
+pub struct Tally;
+/// How many threads ran `Tally`s.
+pub struct Tallied;
 
 #[actor]
 #[derive(Default)]
 pub struct Counter {
     n: u64,
     log: Vec<u64>,
+    threads: std::collections::HashSet<ThreadId>,
 }
 
 #[actor]
@@ -63,6 +68,18 @@ impl Counter {
     ) -> (ThreadId, Option<tokio::runtime::Id>) {
         let runtime = tokio::runtime::Handle::try_current().ok().map(|h| h.id());
         (std::thread::current().id(), runtime)
+    }
+
+    #[handler(Tally)]
+    fn tally(&mut self, _m: Tally, _ctx: &mut Ctx<Self>) -> u64 {
+        self.threads.insert(std::thread::current().id());
+        self.n += 1;
+        self.n
+    }
+
+    #[handler(Tallied)]
+    fn tallied(&mut self, _m: Tallied, _ctx: &mut Ctx<Self>) -> (u64, usize) {
+        (self.n, self.threads.len())
     }
 
     #[handler(Slow)]
@@ -262,4 +279,41 @@ fn a_timed_wait_inside_block_on_still_times_out_while_another_actor_runs() {
     assert!(first.is_ok(), "{first:?}");
     assert!(matches!(timed, Err(AskError::Timeout(_))), "{timed:?}");
     assert_eq!(late.unwrap(), 1);
+}
+
+/// A plain thread's blocking asks run the actor beside the runner that a
+/// `block_on` on another thread drives: the two take activations from the
+/// same queue, never the same one twice, and every message is counted
+/// once.
+#[test]
+fn a_plain_thread_and_a_driven_runtime_run_one_actor_in_turn_and_count_every_message() {
+    const ASKS: u64 = 5_000;
+    let (total, threads) = watchdog("a plain thread beside a driven runtime", || {
+        let rt = current_thread();
+        let system = hosted_on(rt.handle().clone());
+        let counter = system.spawn(Counter::default()).pooled().start();
+        let plain = {
+            let counter = counter.clone();
+            std::thread::spawn(move || {
+                for _ in 0..ASKS {
+                    counter.ask(Tally).unwrap().wait().unwrap();
+                }
+            })
+        };
+        let got = rt.block_on(async {
+            for _ in 0..ASKS {
+                counter.send(Tally).unwrap_or_else(|e| panic!("{e}"));
+                tokio::task::yield_now().await;
+            }
+            while !plain.is_finished() {
+                tokio::task::yield_now().await;
+            }
+            counter.ask(Tallied).unwrap().await.unwrap()
+        });
+        plain.join().unwrap();
+        system.shutdown();
+        got
+    });
+    assert_eq!(total, 2 * ASKS, "every message counted once");
+    assert_eq!(threads, 2, "both threads ran the actor");
 }

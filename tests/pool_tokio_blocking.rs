@@ -2,12 +2,14 @@
 //! that may be the only one able to run that actor (`PoolConfig::tokio`;
 //! `help_blocked` in the `tokio` module of `delivery::sched`): the
 //! waiting thread runs the pool's scheduled activations itself until the
-//! wait is over. Each case here hung before: an `ask(..).wait()` or a
-//! push waiting for room in a full `WhenFull::Wait` mailbox, inside a
-//! current-thread runtime's `block_on`, in a task of a one-worker
-//! multi-thread runtime, or on a plain thread while nothing drives the
-//! current-thread runtime. (Inside a hosted handler the same waits are
-//! refused instead: `tests/pool_tokio.rs`.)
+//! wait is over. Every case but the last hung before: an
+//! `ask(..).wait()` or a push waiting for room in a full
+//! `WhenFull::Wait` mailbox, inside a current-thread runtime's
+//! `block_on`, in a task of a multi-thread runtime of one or two
+//! workers, or on a plain thread while nothing drives the current-thread
+//! runtime. The last has a helping plain thread and a driven runtime run
+//! one actor in turn, and counts every message once. (Inside a hosted
+//! handler the same waits are refused instead: `tests/pool_tokio.rs`.)
 //!
 //! `cargo test --features tokio --test pool_tokio_blocking`
 

@@ -96,7 +96,8 @@
 //! blocks takes itself from the runners, and may be the only one that
 //! could run the actor: a current-thread runtime's one thread, or a
 //! worker whose next-to-run slot holds the runner that wait woke (tokio
-//! does not steal from that slot). Each of these hung. So where the
+//! does not steal from that slot: tokio-rs/tokio#4941). Each of these
+//! hung. So where the
 //! waiting thread may be the only one ([`help_blocked`]: it is one of
 //! the runtime's threads, or the runtime is a current-thread one, whose
 //! tasks run only while some thread is inside its `block_on`, perhaps
